@@ -1,0 +1,144 @@
+"""Shared tools for tumble's benchmarks: timing, C references, threads, BENCHMARKS.md.
+
+Every suite (``bench_<name>.py`` with a ``main(argv)``) measures tumble and its peers in
+the same run, reports ratios, and rewrites only its own section of ``BENCHMARKS.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import datetime
+import hashlib
+import os
+import platform
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numba
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
+BUILD = Path(__file__).resolve().parent / "_build"
+SIZES = (1, 10, 1_000, 10_000, 1_000_000)
+
+
+def best_time(fn: Callable[[], object], *, min_time: float = 0.2, repeat: int = 5) -> float:
+    """Seconds per call of ``fn``: the best of ``repeat`` rounds of auto-sized loops.
+
+    The minimum over rounds is the least noisy estimate on a shared machine; each round
+    runs enough calls to last about ``min_time / repeat`` seconds.
+    """
+    fn()  # warm-up: compilation, caches, lazy imports
+    number = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time / repeat or number >= 1 << 20:
+            break
+        number *= 2 if elapsed == 0 else max(2, int(min_time / repeat / elapsed) + 1)
+    best = elapsed / number
+    for _ in range(repeat - 1):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+@contextlib.contextmanager
+def threads(n: int) -> Iterator[None]:
+    """Run numba's parallel kernels on ``n`` threads inside the block."""
+    old = numba.get_num_threads()
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+def c_compiler() -> str | None:
+    """Path of the system C compiler, or None (callers then skip the C column with a note)."""
+    return shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+
+
+def compile_c(source: str, flags: tuple[str, ...] = ("-O3", "-march=native")) -> ctypes.CDLL | None:
+    """Compile ``source`` into a shared library at benchmark time and load it.
+
+    Returns None when no C compiler exists. Libraries are cached in ``benchmarks/_build``
+    by a hash of source and flags. No fast-math unless the caller passes it explicitly.
+    """
+    cc = c_compiler()
+    if cc is None:
+        return None
+    BUILD.mkdir(exist_ok=True)
+    digest = hashlib.sha1((source + " ".join(flags)).encode()).hexdigest()[:16]
+    lib = BUILD / f"ref_{digest}.so"
+    if not lib.exists():
+        src = BUILD / f"ref_{digest}.c"
+        src.write_text(source)
+        subprocess.run(
+            [cc, *flags, "-fPIC", "-shared", "-o", str(lib), str(src), "-lm"],
+            check=True,
+            capture_output=True,
+        )
+    return ctypes.CDLL(str(lib))
+
+
+def c_pointer(a: np.ndarray) -> ctypes.c_void_p:
+    """A ctypes pointer to a C-contiguous array's data."""
+    assert a.flags.c_contiguous
+    return ctypes.c_void_p(a.ctypes.data)
+
+
+def machine_line() -> str:
+    """One line naming the machine and the versions behind a measurement."""
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return (
+        f"{datetime.date.today().isoformat()}, {cpu}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, NumPy {np.__version__}, numba {numba.__version__}"
+    )
+
+
+def markdown_table(header: list[str], rows: list[list[object]]) -> str:
+    """A GitHub-flavoured Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def fmt_time(seconds: float) -> str:
+    """A time with a unit that keeps three significant digits."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def write_section(name: str, body: str) -> None:
+    """Replace (or append) the ``name`` section of BENCHMARKS.md with ``body``.
+
+    Sections are delimited by HTML comments so that suites run independently and never
+    overwrite each other's numbers.
+    """
+    start, end = f"<!-- bench:{name} start -->", f"<!-- bench:{name} end -->"
+    block = f"{start}\n{body.strip()}\n\n_Measured {machine_line()}._\n{end}"
+    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else (
+        "# Benchmarks\n\nEach section is written by `tumble bench NAME` (see `benchmarks/`); "
+        "every ratio compares tools measured in the same run.\n"
+    )
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else f"{text}\n{block}\n"
+    BENCHMARKS_MD.write_text(text)

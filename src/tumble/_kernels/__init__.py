@@ -1,0 +1,30 @@
+"""Compiled kernels behind tumble's public functions: the one place for numba code.
+
+Every kernel is written once, in plain Python on one element with an explicit output,
+and compiled with the options below (on-disk cache, no fast-math so results match the
+readable formulas to round-off). Public modules validate input and then call in here;
+nothing in this package validates.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numba
+
+#: Options for scalar and per-body kernels. ``error_model="numpy"`` makes division by zero
+#: follow IEEE rules (no Python exception inside compiled loops); callers guard the
+#: degenerate cases on purpose.
+JIT_OPTIONS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
+
+njit = functools.partial(numba.njit, **JIT_OPTIONS)
+"""``numba.njit`` with tumble's options."""
+
+parallel_njit = functools.partial(numba.njit, parallel=True, **JIT_OPTIONS)
+"""``numba.njit`` with tumble's options and ``prange`` parallel loops."""
+
+guvectorize = functools.partial(numba.guvectorize, nopython=True, cache=True)
+"""``numba.guvectorize`` with on-disk caching; broadcasting over leading axes for free."""
+
+FLOAT_TYPES = ("float32", "float64")
+"""The element types every public kernel is compiled for."""

@@ -1,0 +1,126 @@
+"""Input validation shared by every public function.
+
+Each helper either returns a clean NumPy value or raises :class:`tumble.InputError` whose
+message names the argument, what was expected and what was seen. Public functions call
+these first, so compiled kernels only ever see arrays of the dtype and shape they expect.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tumble._errors import InputError
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"an array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def _shape_text(trailing: tuple[int, ...]) -> str:
+    return "(..., " + ", ".join(str(n) for n in trailing) + ")" if trailing else "(...)"
+
+
+def as_float_array(
+    x: Any,
+    name: str,
+    trailing: tuple[int, ...] = (),
+    *,
+    finite: bool = True,
+    dtype: np.dtype | None = None,
+) -> np.ndarray:
+    """Return ``x`` as a float32 or float64 array whose last axes are ``trailing``.
+
+    Integer and boolean-free real input is promoted to float64; float32 stays float32
+    unless ``dtype`` forces a common dtype. Complex, object, string and boolean input,
+    a wrong trailing shape and (with ``finite``) NaN or infinity raise ``InputError``.
+    """
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged nested sequences and the like
+        raise InputError(f"{name}: expected a real array, got {_describe(x)} ({exc})") from None
+    if arr.dtype.kind not in "iuf":
+        raise InputError(
+            f"{name}: expected a real (integer or float) array, got dtype {arr.dtype}"
+        )
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    elif arr.dtype not in _FLOATS:
+        arr = arr.astype(np.float64)
+    nt = len(trailing)
+    if arr.ndim < nt or arr.shape[arr.ndim - nt :] != trailing:
+        raise InputError(
+            f"{name}: expected shape {_shape_text(trailing)}, got shape {arr.shape}"
+        )
+    if finite and not np.all(np.isfinite(arr)):
+        raise InputError(f"{name}: expected finite values, got NaN or infinity")
+    return arr
+
+
+def common_dtype(*arrays: np.ndarray) -> np.dtype:
+    """The float dtype the result of combining ``arrays`` should have (float64 wins)."""
+    return np.dtype(np.result_type(*[a.dtype for a in arrays], np.float32))
+
+
+def broadcast_leading(**named: tuple[np.ndarray, int]) -> tuple[int, ...]:
+    """Broadcast the leading (batch) shapes of named arrays.
+
+    Each keyword maps an argument name to ``(array, n_trailing)``; the result is the
+    broadcast of the arrays' shapes without their last ``n_trailing`` axes. Mismatched
+    batch shapes raise ``InputError`` naming every argument and its batch shape.
+    """
+    leading = {k: a.shape[: a.ndim - nt] for k, (a, nt) in named.items()}
+    try:
+        return tuple(np.broadcast_shapes(*leading.values()))
+    except ValueError:
+        seen = ", ".join(f"{k} {s}" for k, s in leading.items())
+        raise InputError(f"batch shapes do not broadcast: {seen}") from None
+
+
+def as_scalar(
+    x: Any,
+    name: str,
+    *,
+    positive: bool = False,
+    nonnegative: bool = False,
+    finite: bool = True,
+) -> float:
+    """Return ``x`` as a Python float, checking sign and finiteness as asked."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real | np.ndarray):
+        raise InputError(f"{name}: expected a real number, got {_describe(x)}")
+    arr = np.asarray(x)
+    if arr.ndim != 0 or arr.dtype.kind not in "iuf":
+        raise InputError(f"{name}: expected a real number, got {_describe(x)}")
+    value = float(arr)
+    if finite and not np.isfinite(value):
+        raise InputError(f"{name}: expected a finite number, got {value}")
+    if positive and not value > 0:
+        raise InputError(f"{name}: expected a positive number, got {value}")
+    if nonnegative and not value >= 0:
+        raise InputError(f"{name}: expected a number >= 0, got {value}")
+    return value
+
+
+def as_int(x: Any, name: str, *, minimum: int | None = None) -> int:
+    """Return ``x`` as a Python int (bool rejected), at least ``minimum`` if given."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise InputError(f"{name}: expected an integer, got {_describe(x)}")
+    value = int(x)
+    if minimum is not None and value < minimum:
+        raise InputError(f"{name}: expected an integer >= {minimum}, got {value}")
+    return value
+
+
+def as_choice(x: Any, name: str, choices: Sequence[Any]) -> Any:
+    """Return ``x`` if it is one of ``choices``, else raise naming the allowed values."""
+    if x not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise InputError(f"{name}: expected one of {allowed}, got {x!r}")
+    return x

@@ -1,0 +1,71 @@
+"""The shared validation helpers: clean values through, InputError naming the argument."""
+
+import numpy as np
+import pytest
+
+from tumble import InputError
+from tumble._validate import (
+    as_choice,
+    as_float_array,
+    as_int,
+    as_scalar,
+    broadcast_leading,
+    common_dtype,
+)
+
+
+def test_input_error_is_a_value_error():
+    assert issubclass(InputError, ValueError)
+
+
+def test_integers_promote_to_float64_and_float32_stays():
+    assert as_float_array([1, 2, 3], "v", (3,)).dtype == np.float64
+    assert as_float_array(np.ones(3, np.float32), "v", (3,)).dtype == np.float32
+    assert common_dtype(np.ones(1, np.float32), np.ones(1, np.float64)) == np.float64
+    assert common_dtype(np.ones(1, np.float32)) == np.float32
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        (np.ones((2, 5)), r"v: expected shape \(\.\.\., 3\), got shape \(2, 5\)"),
+        ([1.0, np.nan, 0.0], "v: expected finite values"),
+        ([1.0, np.inf, 0.0], "v: expected finite values"),
+        (np.array([1j, 0, 0]), "v: expected a real"),
+        (np.array([True, False, True]), "v: expected a real"),
+        (["a", "b", "c"], "v: expected a real"),
+        ([[1.0, 2.0], [1.0]], "v: expected a real array"),
+    ],
+)
+def test_bad_arrays_name_the_argument(value, match):
+    with pytest.raises(InputError, match=match):
+        as_float_array(value, "v", (3,))
+
+
+def test_broadcast_names_every_argument():
+    a, b = np.ones((4, 3)), np.ones((5, 3))
+    assert broadcast_leading(a=(np.ones((1, 3)), 1), b=(b, 1)) == (5,)
+    with pytest.raises(InputError, match=r"a \(4,\), b \(5,\)"):
+        broadcast_leading(a=(a, 1), b=(b, 1))
+
+
+def test_scalars_ints_and_choices():
+    assert as_scalar(np.float32(0.5), "dt", positive=True) == 0.5
+    with pytest.raises(InputError, match=r"dt: expected a positive number, got -1\.0"):
+        as_scalar(-1, "dt", positive=True)
+    with pytest.raises(InputError, match="dt: expected a number >= 0"):
+        as_scalar(-1e-3, "dt", nonnegative=True)
+    with pytest.raises(InputError, match="dt: expected a finite number"):
+        as_scalar(float("nan"), "dt")
+    with pytest.raises(InputError, match="dt: expected a real number"):
+        as_scalar(True, "dt")
+    with pytest.raises(InputError, match="dt: expected a real number"):
+        as_scalar([0.1], "dt")
+    assert as_int(np.int64(3), "steps", minimum=0) == 3
+    with pytest.raises(InputError, match="steps: expected an integer >= 1, got 0"):
+        as_int(0, "steps", minimum=1)
+    with pytest.raises(InputError, match="steps: expected an integer"):
+        as_int(2.0, "steps")
+    assert as_choice("exact", "exp", ("exact", "approx")) == "exact"
+    with pytest.raises(InputError, match="exp: expected one of 'exact', 'approx', got 'fast'"):
+        as_choice("fast", "exp", ("exact", "approx"))
