@@ -119,8 +119,62 @@ def as_int(x: Any, name: str, *, minimum: int | None = None) -> int:
 
 
 def as_choice(x: Any, name: str, choices: Sequence[Any]) -> Any:
-    """Return ``x`` if it is one of ``choices``, else raise naming the allowed values."""
-    if x not in choices:
-        allowed = ", ".join(repr(c) for c in choices)
-        raise InputError(f"{name}: expected one of {allowed}, got {x!r}")
+    """Return ``x`` if it is one of ``choices``, else raise naming the allowed values.
+
+    Arrays (even one-element ones) and other unhashable values are never a choice: NumPy
+    compares them elementwise, so ``x in choices`` would give an array, a NumPy error or a
+    value that cannot be used as a key.
+    """
+    allowed = ", ".join(repr(c) for c in choices)
+    try:
+        hash(x)
+        ok = not isinstance(x, np.ndarray) and any(x == c for c in choices)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        seen = _describe(x) if isinstance(x, np.ndarray) else repr(x)[:120]
+        raise InputError(f"{name}: expected one of {allowed}, got {seen}")
     return x
+
+
+def rotation_tolerance(dtype: Any, n: int) -> float:
+    """Tolerance to accept an ``n x n`` matrix of ``dtype`` as a rotation (one policy).
+
+    ``tol = n max(sqrt(eps), 8 eps_float32)``: 2.9e-6 in float64 and 1.0e-3 in float32 at
+    ``n = 3``. The square root leaves room for rotations accumulated over many products;
+    the float32 floor makes float64 accept every rotation that went through float32 or was
+    printed to eight digits (rounding each entry moves ``RᵀR`` by at most ``eps_float32``
+    per entry, ``|det R|`` by ``n eps_float32``). A reflection, a shear or a scale of more
+    than ``tol/2`` is rejected outright.
+    """
+    eps = float(np.finfo(np.dtype(dtype)).eps)
+    return float(n * max(np.sqrt(eps), 8.0 * float(np.finfo(np.float32).eps)))
+
+
+def check_rotation_matrix(
+    R: np.ndarray, name: str, measured: tuple[float, float] | None = None
+) -> None:
+    """Raise ``InputError`` unless every ``(..., n, n)`` matrix of ``R`` is a rotation.
+
+    Accepted: ``max |RᵀR - I| <= rotation_tolerance(R.dtype, n)`` and ``det R > 0`` (which
+    with the first condition puts ``det R`` within ``n tol`` of +1). ``measured`` is the
+    pair (largest ``|RᵀR - I|`` entry, smallest determinant) when the caller computed it
+    already (a compiled 3 x 3 loop); otherwise NumPy computes it.
+    """
+    n = R.shape[-1]
+    if R.size == 0:
+        return
+    if measured is None:
+        with np.errstate(all="ignore"):
+            gram = np.swapaxes(R, -1, -2) @ R - np.eye(n, dtype=R.dtype)
+            err = float(np.max(np.abs(gram)))
+            det = float(np.min(np.linalg.det(R.astype(np.float64))))
+    else:
+        err, det = measured
+    tol = rotation_tolerance(R.dtype, n)
+    if not (err <= tol and det > 0.0):
+        raise InputError(
+            f"{name}: expected a rotation matrix (R^T R = I within {tol:.2g}, det +1), got "
+            f"one with max |R^T R - I| = {err:.3g} and det R = {det:.6g}"
+            + (" (a reflection?)" if det < 0 else "")
+        )

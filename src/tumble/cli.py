@@ -11,6 +11,9 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from tumble import compare as compare_command
+from tumble import sweep as sweep_command
+from tumble import sweep_plot as sweep_plot_command
 from tumble._errors import InputError
 
 
@@ -44,6 +47,21 @@ def _run_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     return int(module.main(args.rest) or 0)
 
 
+def _run_lab(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if not 0 < args.port < 65536:
+        parser.error(f"--port: expected a TCP port in 1..65535, got {args.port}")
+    try:
+        from tumble.lab import server
+    except ImportError as exc:
+        parser.exit(
+            2,
+            f"tumble lab: needs the lab extra ({exc.name} is missing): "
+            "pip install 'tumble[lab]', or run ./dev lab from a clone\n",
+        )
+    server.run(args.host, args.port, open_browser=args.open)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tumble", description="Rigid-body rotational dynamics done right."
@@ -57,6 +75,39 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("name", help="suite name: " + (", ".join(_bench_names()) or "none found"))
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="options passed to the suite")
     bench.set_defaults(handler=_run_bench)
+    compare = sub.add_parser(
+        "compare",
+        help="run the integrators on one body and score them against the exact solution",
+        description="Run rigid-body integrators on the article's body (or an explicit one), "
+        "print each method's conservation and attitude errors and cost, and optionally plot.",
+    )
+    compare_command.add_arguments(compare)
+    compare.set_defaults(handler=compare_command.run)
+    lab = sub.add_parser(
+        "lab",
+        help="serve the interactive integrator lab in the browser",
+        description="Serve the lab (page and JSON API) on a local port; see docs/lab.md.",
+    )
+    lab.add_argument("--host", default="127.0.0.1", help="interface to bind (default: %(default)s)")
+    lab.add_argument("--port", type=int, default=8050, help="TCP port (default: %(default)s)")
+    lab.add_argument("--open", action="store_true", help="open the page in a web browser")
+    lab.set_defaults(handler=_run_lab)
+    sweep = sub.add_parser(
+        "sweep",
+        help="score the integrators over a grid of bodies and steps, on Dask",
+        description="Run every method on every case of a grid (comma-separated lists), score "
+        "each run against the exact solution and write a Parquet dataset; see docs/sweep.md.",
+    )
+    sweep_command.add_arguments(sweep)
+    sweep.set_defaults(handler=sweep_command.run)
+    sweep_plot = sub.add_parser(
+        "sweep-plot",
+        help="draw heat maps of a sweep's scores per method",
+        description="Heat maps of each score over two grid axes, one panel per method, as PNG "
+        "or interactive HTML; see docs/sweep.md.",
+    )
+    sweep_plot_command.add_arguments(sweep_plot)
+    sweep_plot.set_defaults(handler=sweep_plot_command.run)
     return parser
 
 

@@ -9,6 +9,8 @@ nothing in this package validates.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numba
 
@@ -17,13 +19,13 @@ import numba
 #: degenerate cases on purpose.
 JIT_OPTIONS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
 
-njit = functools.partial(numba.njit, **JIT_OPTIONS)
+njit: Callable[..., Any] = functools.partial(numba.njit, **JIT_OPTIONS)
 """``numba.njit`` with tumble's options."""
 
-parallel_njit = functools.partial(numba.njit, parallel=True, **JIT_OPTIONS)
+parallel_njit: Callable[..., Any] = functools.partial(numba.njit, parallel=True, **JIT_OPTIONS)
 """``numba.njit`` with tumble's options and ``prange`` parallel loops."""
 
-guvectorize = functools.partial(numba.guvectorize, nopython=True, cache=True)
+guvectorize: Callable[..., Any] = functools.partial(numba.guvectorize, nopython=True, cache=True)
 """``numba.guvectorize`` with on-disk caching; broadcasting over leading axes for free."""
 
 FLOAT_TYPES = ("float32", "float64")

@@ -1,0 +1,431 @@
+"""Benchmark: the orientation update and the rotation primitives against their peers.
+
+Operations (float64, contiguous, batch of N):
+
+- ``rotate``: one Magnus step ``q' = exp(Omega/2) ⊗ q/|q|``, ``omega' = omega + alpha dt``
+  (order 2), with the exact exponential and with the trig-free ``exp="approx"``;
+- ``quat_rotate`` (``q v q*``), ``quat_multiply`` (``p ⊗ q``), ``rotvec_to_quat``.
+
+Peers, measured in the same run on the same arrays:
+
+- SciPy's ``Rotation`` doing the same work (for ``rotate``: Omega in NumPy, then
+  ``Rotation.from_rotvec(Omega) * R``; the ``Rotation`` objects are built outside the timing,
+  as a SciPy user keeps them as state);
+- a plain NumPy implementation of the same formulas;
+- a C loop with the same algorithm as tumble's scalar kernels (trig-free C for
+  ``exp="approx"``; for the exact exponential the same polynomials for ``cos`` and
+  ``sin(t)/t`` up to a half angle of 45° and libm ``sin``/``cos`` above), compiled now with
+  the system compiler, ``-O3 -march=native``, no fast-math (GCC's default
+  ``-ffp-contract=fast`` still fuses multiply-adds, which numba does not; the N = 10⁶ table
+  also shows C with ``-ffp-contract=off`` to separate that effect), called through ctypes
+  (about a microsecond of call overhead at small N), single-threaded.
+
+tumble runs on numba's default threads (all cores) in the size table; at N = 10⁶ it is also
+timed on one thread against single-threaded C.
+
+Usage: ``tumble bench rotation [--sizes 1,10,...] [--no-write]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from _common import (
+    SIZES,
+    best_time,
+    c_compiler,
+    c_pointer,
+    compile_c,
+    fmt_time,
+    markdown_table,
+    threads,
+    write_section,
+)
+from tumble._kernels import rotation as _rk
+from tumble.kinematics import rotate
+from tumble.rotation import quat_multiply, quat_rotate, rotvec_to_quat
+
+DT = 0.01
+
+# The C reference mirrors tumble's scalar kernels, constants included (read from them so
+# the two cannot drift apart): the exact exp evaluates cos and sin(t)/t by polynomials up
+# to SMALL_ANGLE and calls libm above; the trig-free exp guards huge arguments.
+C_SOURCE = r"""
+#include <math.h>
+
+static const double COS_P[7] = {@COS_P@};
+static const double SINC_S[8] = {@SINC_S@};
+#define SMALL_ANGLE_SQ @SMALL_ANGLE_SQ@
+#define SCALED_ABOVE @SCALED_ABOVE@
+
+static void qmul(const double *p, const double *q, double *r) {
+    r[0] = p[0]*q[0] - p[1]*q[1] - p[2]*q[2] - p[3]*q[3];
+    r[1] = p[0]*q[1] + p[1]*q[0] + p[2]*q[3] - p[3]*q[2];
+    r[2] = p[0]*q[2] - p[1]*q[3] + p[2]*q[0] + p[3]*q[1];
+    r[3] = p[0]*q[3] + p[1]*q[2] - p[2]*q[1] + p[3]*q[0];
+}
+
+/* (cos t, sin(t)/t) from z = t*t for t <= SMALL_ANGLE, as tumble's _cos_sinc_small. */
+static void cos_sinc_small(double z, double *c_out, double *s_out) {
+    const double *p = COS_P, *s = SINC_S;
+    double z2 = z*z, z4 = z2*z2;
+    double c = ((p[0] + p[1]*z) + z2*(p[2] + p[3]*z)) + z4*((p[4] + p[5]*z) + z2*p[6]);
+    double sc = ((s[0] + s[1]*z) + z2*(s[2] + s[3]*z)) + z4*((s[4] + s[5]*z)
+                + z2*(s[6] + s[7]*z));
+    double hz = 0.5*z, w = 1.0 - hz;
+    *c_out = w + (((1.0 - w) - hz) + z2*c);
+    *s_out = 1.0 + z*sc;
+}
+
+/* exp((0, x)) exactly. */
+static void qexp(const double *x, double *e) {
+    double z = x[0]*x[0] + x[1]*x[1] + x[2]*x[2], c, s;
+    if (z <= SMALL_ANGLE_SQ) {
+        cos_sinc_small(z, &c, &s);
+    } else {
+        double t = sqrt(z);
+        c = cos(t);
+        s = sin(t)/t;
+    }
+    e[0] = c; e[1] = s*x[0]; e[2] = s*x[1]; e[3] = s*x[2];
+}
+
+/* The article's normalised third-order exp((0, x)): no trig; scaled form for huge x. */
+static void qexp_approx(const double *x, double *e) {
+    if (!(fabs(x[0]) <= SCALED_ABOVE && fabs(x[1]) <= SCALED_ABOVE
+          && fabs(x[2]) <= SCALED_ABOVE)) {
+        double m = fmax(fabs(x[0]), fmax(fabs(x[1]), fabs(x[2])));
+        double y0 = x[0]/m, y1 = x[1]/m, y2 = x[2]/m, s = sqrt(y0*y0 + y1*y1 + y2*y2);
+        double u = 1.0/(m*s), r = u*(u*u - 0.5)/(u*u - 1.0/6.0);
+        double inv = -1.0/sqrt(1.0 + r*r);
+        e[0] = r*inv; e[1] = y0/s*inv; e[2] = y1/s*inv; e[3] = y2/s*inv;
+        return;
+    }
+    double t2 = x[0]*x[0] + x[1]*x[1] + x[2]*x[2];
+    double a = 1.0 - 0.5*t2, b = 1.0 - t2/6.0, inv = 1.0/sqrt(a*a + b*b*t2), bi = b*inv;
+    e[0] = a*inv; e[1] = bi*x[0]; e[2] = bi*x[1]; e[3] = bi*x[2];
+}
+
+void rotate(long n, const double *q, const double *w, const double *a, double h, int approx,
+            double *q1, double *w1) {
+    for (long i = 0; i < n; ++i) {
+        const double *qi = q + 4*i, *wi = w + 3*i, *ai = a + 3*i;
+        double c[3] = {ai[1]*wi[2] - ai[2]*wi[1], ai[2]*wi[0] - ai[0]*wi[2],
+                       ai[0]*wi[1] - ai[1]*wi[0]};
+        double k2 = h*h*h/12.0, x[3], e[4], qn[4];
+        for (int j = 0; j < 3; ++j) x[j] = 0.5*(h*(wi[j] + 0.5*h*ai[j]) + k2*c[j]);
+        if (approx) qexp_approx(x, e); else qexp(x, e);
+        double s = 1.0/sqrt(qi[0]*qi[0] + qi[1]*qi[1] + qi[2]*qi[2] + qi[3]*qi[3]);
+        for (int j = 0; j < 4; ++j) qn[j] = qi[j]*s;
+        qmul(e, qn, q1 + 4*i);
+        for (int j = 0; j < 3; ++j) w1[3*i + j] = wi[j] + h*ai[j];
+    }
+}
+
+void quat_rotate(long n, const double *q, const double *v, double *out) {
+    for (long i = 0; i < n; ++i) {
+        const double *qi = q + 4*i, *vi = v + 3*i;
+        double s = 1.0/sqrt(qi[0]*qi[0] + qi[1]*qi[1] + qi[2]*qi[2] + qi[3]*qi[3]);
+        double w = qi[0]*s, u[3] = {qi[1]*s, qi[2]*s, qi[3]*s};
+        double t[3] = {2.0*(u[1]*vi[2] - u[2]*vi[1]), 2.0*(u[2]*vi[0] - u[0]*vi[2]),
+                       2.0*(u[0]*vi[1] - u[1]*vi[0])};
+        out[3*i + 0] = vi[0] + w*t[0] + (u[1]*t[2] - u[2]*t[1]);
+        out[3*i + 1] = vi[1] + w*t[1] + (u[2]*t[0] - u[0]*t[2]);
+        out[3*i + 2] = vi[2] + w*t[2] + (u[0]*t[1] - u[1]*t[0]);
+    }
+}
+
+void quat_multiply(long n, const double *p, const double *q, double *out) {
+    for (long i = 0; i < n; ++i) qmul(p + 4*i, q + 4*i, out + 4*i);
+}
+
+void rotvec_to_quat(long n, const double *phi, double *out) {
+    for (long i = 0; i < n; ++i) {
+        double x[3] = {0.5*phi[3*i], 0.5*phi[3*i + 1], 0.5*phi[3*i + 2]};
+        qexp(x, out + 4*i);
+    }
+}
+"""
+for _name, _value in {
+    "@COS_P@": ", ".join(repr(c) for c in _rk._COS_P),
+    "@SINC_S@": ", ".join(repr(c) for c in _rk._SINC_S),
+    "@SMALL_ANGLE_SQ@": repr(_rk.SMALL_ANGLE * _rk.SMALL_ANGLE),
+    "@SCALED_ABOVE@": repr(_rk._SCALED_ABOVE),
+}.items():
+    C_SOURCE = C_SOURCE.replace(_name, _value)
+C_FLAGS = ("-O3", "-march=native")
+C_FLAGS_NO_FMA = ("-O3", "-march=native", "-ffp-contract=off")
+
+
+# --- plain NumPy --------------------------------------------------------------------------
+
+
+def _np_qmul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    pw, px, py, pz = p.T
+    qw, qx, qy, qz = q.T
+    return np.stack(
+        [
+            pw * qw - px * qx - py * qy - pz * qz,
+            pw * qx + px * qw + py * qz - pz * qy,
+            pw * qy - px * qz + py * qw + pz * qx,
+            pw * qz + px * qy - py * qx + pz * qw,
+        ],
+        axis=-1,
+    )
+
+
+def _np_qexp(x: np.ndarray) -> np.ndarray:
+    t = np.linalg.norm(x, axis=-1)
+    s = np.sinc(t / np.pi)  # sin(t)/t, safe at 0
+    return np.concatenate([np.cos(t)[:, None], s[:, None] * x], axis=-1)
+
+
+def _np_rotate(q: np.ndarray, w: np.ndarray, a: np.ndarray, h: float) -> Any:
+    omega = h * (w + 0.5 * h * a) + np.cross(a, w) * (h**3 / 12)
+    qn = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return _np_qmul(_np_qexp(0.5 * omega), qn), w + a * h
+
+
+def _np_quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    qn = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    u = qn[:, 1:]
+    t = 2 * np.cross(u, v)
+    return v + qn[:, :1] * t + np.cross(u, t)
+
+
+# --- the suite ----------------------------------------------------------------------------
+
+
+class Inputs:
+    """Random float64 operands of one batch size, and SciPy's objects built from them."""
+
+    def __init__(self, n: int, rng: np.random.Generator) -> None:
+        q = rng.normal(size=(n, 4))
+        self.q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+        p = rng.normal(size=(n, 4))
+        self.p = p / np.linalg.norm(p, axis=-1, keepdims=True)
+        self.w = rng.normal(size=(n, 3))
+        self.a = rng.normal(size=(n, 3))
+        self.v = rng.normal(size=(n, 3))
+        self.phi = rng.normal(size=(n, 3))
+        self.rq = Rotation.from_quat(np.roll(self.q, -1, axis=-1))
+        self.rp = Rotation.from_quat(np.roll(self.p, -1, axis=-1))
+        self.q_out = np.empty((n, 4))
+        self.w_out = np.empty((n, 3))
+        self.v_out = np.empty((n, 3))
+        self.n = n
+
+
+def _scipy_rotate(x: Inputs) -> Any:
+    omega = DT * (x.w + 0.5 * DT * x.a) + np.cross(x.a, x.w) * (DT**3 / 12)
+    return Rotation.from_rotvec(omega) * x.rq, x.w + x.a * DT
+
+
+def _contenders(x: Inputs, lib: Any) -> dict[str, dict[str, Callable[[], object]]]:
+    """For each operation: tumble, SciPy, NumPy and C callables on the same data."""
+    n = ctypes.c_long(x.n)
+
+    def c_call(name: str, *args: Any) -> Callable[[], object]:
+        fn = getattr(lib, name) if lib is not None else None
+        return (lambda: fn(n, *args)) if fn is not None else (lambda: None)
+
+    q, w, a, p, v, phi = (c_pointer(t) for t in (x.q, x.w, x.a, x.p, x.v, x.phi))
+    qo, wo, vo = (c_pointer(t) for t in (x.q_out, x.w_out, x.v_out))
+    h = ctypes.c_double(DT)
+    return {
+        "rotate (exact exp)": {
+            "tumble": lambda: rotate(x.q, x.w, x.a, DT),
+            "SciPy": lambda: _scipy_rotate(x),
+            "NumPy": lambda: _np_rotate(x.q, x.w, x.a, DT),
+            "C": c_call("rotate", q, w, a, h, ctypes.c_int(0), qo, wo),
+        },
+        "rotate (exp=approx)": {
+            "tumble": lambda: rotate(x.q, x.w, x.a, DT, exp="approx"),
+            "SciPy": lambda: _scipy_rotate(x),
+            "NumPy": lambda: _np_rotate(x.q, x.w, x.a, DT),
+            "C": c_call("rotate", q, w, a, h, ctypes.c_int(1), qo, wo),
+        },
+        "quat_rotate": {
+            "tumble": lambda: quat_rotate(x.q, x.v),
+            "SciPy": lambda: x.rq.apply(x.v),
+            "NumPy": lambda: _np_quat_rotate(x.q, x.v),
+            "C": c_call("quat_rotate", q, v, vo),
+        },
+        "quat_multiply": {
+            "tumble": lambda: quat_multiply(x.p, x.q),
+            "SciPy": lambda: x.rp * x.rq,
+            "NumPy": lambda: _np_qmul(x.p, x.q),
+            "C": c_call("quat_multiply", p, q, qo),
+        },
+        "rotvec_to_quat": {
+            "tumble": lambda: rotvec_to_quat(x.phi),
+            "SciPy": lambda: Rotation.from_rotvec(x.phi).as_quat(),
+            "NumPy": lambda: _np_qexp(0.5 * x.phi),
+            "C": c_call("rotvec_to_quat", phi, qo),
+        },
+    }
+
+
+def _check_agreement(x: Inputs) -> None:
+    """The contenders compute the same thing (guards against benchmarking a wrong peer)."""
+    q1, _ = rotate(x.q, x.w, x.a, DT)
+    r1, _ = _scipy_rotate(x)
+    ref = np.roll(r1.as_quat(), 1, axis=-1)
+    assert np.allclose(np.abs(np.sum(q1 * ref, axis=-1)), 1.0, atol=1e-12)
+    nq, _ = _np_rotate(x.q, x.w, x.a, DT)
+    assert np.allclose(q1, nq, atol=1e-12)
+    assert np.allclose(quat_rotate(x.q, x.v), x.rq.apply(x.v), atol=1e-12)
+
+
+def cpu_time(fn: Callable[[], object], repeat: int = 7) -> float:
+    """Best CPU time of the calling thread per call (single-threaded code only).
+
+    Unlike wall-clock time it does not count the moments the thread waits for a core,
+    which on a shared machine is most of the noise.
+    """
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.thread_time()
+        fn()
+        best = min(best, time.thread_time() - start)
+    return best
+
+
+def _ratio(num: float, den: float) -> str:
+    return f"{num / den:.2f}" if num > 0 and den > 0 else "n/a"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tumble bench rotation", description=__doc__)
+    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+
+    lib = compile_c(C_SOURCE, C_FLAGS)
+    lib_nofma = compile_c(C_SOURCE, C_FLAGS_NO_FMA)
+    if lib is None:
+        note = "No C compiler found: the C columns are skipped."
+    else:
+        note = f"C: `{c_compiler()} {' '.join(C_FLAGS)}` (no fast-math), single-threaded."
+    rng = np.random.default_rng(2026)
+    n_threads = numba.get_num_threads()
+
+    results: dict[str, list[list[object]]] = {}
+    big: dict[str, dict[str, float]] = {}
+    for n in sizes:
+        x = Inputs(n, rng)
+        if n == sizes[0]:
+            _check_agreement(x)
+        for op, fns in _contenders(x, lib).items():
+            t = {
+                k: best_time(fn) if (k != "C" or lib is not None) else 0.0 for k, fn in fns.items()
+            }
+            results.setdefault(op, []).append(
+                [
+                    f"{n:,}",
+                    fmt_time(t["tumble"]),
+                    fmt_time(t["SciPy"]),
+                    fmt_time(t["NumPy"]),
+                    fmt_time(t["C"]) if t["C"] else "n/a",
+                    _ratio(t["SciPy"], t["tumble"]),
+                    _ratio(t["NumPy"], t["tumble"]),
+                    _ratio(t["tumble"], t["C"]),
+                ]
+            )
+            print(
+                f"{op:22s} N={n:>9,}  " + "  ".join(f"{k} {fmt_time(v)}" for k, v in t.items()),
+                flush=True,
+            )
+            if n == 1_000_000:
+                with threads(1):
+                    t1 = best_time(fns["tumble"])
+                    cpu1 = cpu_time(fns["tumble"])
+                c_fn = fns["C"]
+                nofma_fn = _contenders(x, lib_nofma)[op]["C"] if lib_nofma is not None else None
+                big[op] = {
+                    **t,
+                    # More rounds: all threads must find a free core at once for a clean one.
+                    "tumble": min(t["tumble"], best_time(fns["tumble"], min_time=0.5, repeat=15)),
+                    "tumble 1": t1,
+                    "tumble 1 cpu": cpu1,
+                    "C cpu": cpu_time(c_fn) if lib is not None else 0.0,
+                    "C no-fma cpu": cpu_time(nofma_fn) if nofma_fn is not None else 0.0,
+                }
+
+    sections = [
+        f"Batch of N float64 elements, {n_threads} numba threads for tumble. {note} "
+        "Ratios above 1 in the SciPy and NumPy columns mean tumble is faster; tumble/C below "
+        "1 means tumble is faster than C. The machine was shared with other jobs while "
+        "this ran, so expect noise of 10-30 %."
+    ]
+    header = ["N", "tumble", "SciPy", "NumPy", "C", "SciPy/tumble", "NumPy/tumble", "tumble/C"]
+    for op, rows in results.items():
+        sections.append(f"### `{op}`\n\n" + markdown_table(header, rows))
+    if big:
+        rows = []
+        for op, t in big.items():
+            goal = ""
+            if op.startswith(("rotate", "quat_rotate")) and t["C"]:
+                checks = {
+                    "SciPy": t["SciPy"] / t["tumble 1"] >= 10,
+                    "1 thread": t["tumble 1 cpu"] / t["C cpu"] <= 1.5,
+                    "all threads": t["tumble"] <= t["C"],
+                }
+                goal = ", ".join(
+                    f"{k} {'met' if ok else '**not met**'}" for k, ok in checks.items()
+                )
+            rows.append(
+                [
+                    f"`{op}`",
+                    fmt_time(t["tumble 1"]),
+                    fmt_time(t["C"]) if t["C"] else "n/a",
+                    _ratio(t["tumble 1"], t["C"]),
+                    _ratio(t["tumble 1 cpu"], t["C cpu"]),
+                    _ratio(t["tumble 1 cpu"], t["C no-fma cpu"]),
+                    fmt_time(t["tumble"]),
+                    _ratio(t["tumble"], t["C"]),
+                    _ratio(t["SciPy"], t["tumble 1"]),
+                    goal,
+                ]
+            )
+        sections.append(
+            "### N = 1,000,000: single thread against C\n\n"
+            "Goals for `rotate` and `quat_rotate`: SciPy/tumble(1 thread) >= 10, "
+            "tumble(1 thread)/C <= 1.5, tumble(all threads)/C <= 1. Wall-clock times are "
+            "best of 5 (best of 20 for all threads); on a machine shared with other jobs a "
+            "thread can lose its core mid-call, so the single-thread ratio is also given in "
+            "CPU time of the calling thread (`time.thread_time`, best of 7), which the goal "
+            "check uses. The no-FMA "
+            "column compiles the same C with `-ffp-contract=off` (GCC fuses multiply-adds "
+            "by default, numba does not without fast-math).\n\n"
+            + markdown_table(
+                [
+                    "operation",
+                    "tumble 1 thread",
+                    "C 1 thread",
+                    "tumble 1 / C (wall)",
+                    "tumble 1 / C (CPU)",
+                    "tumble 1 / C no-FMA (CPU)",
+                    f"tumble {n_threads} threads",
+                    f"tumble {n_threads} / C (wall)",
+                    "SciPy / tumble 1",
+                    "goal",
+                ],
+                rows,
+            )
+        )
+    body = "## Rotation (`tumble bench rotation`)\n\n" + "\n\n".join(sections)
+    print(body)
+    if not args.no_write:
+        write_section("rotation", body)
+    return 0

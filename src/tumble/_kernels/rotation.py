@@ -1,0 +1,726 @@
+"""Rotation algebra kernels: scalar tuple kernels and the gufuncs built from them.
+
+The scalar kernels take and return tuples of floats so that they inline into per-body loops
+and keep their state in registers. Quaternions are scalar first ``(w, x, y, z)``, Hamilton
+product, active rotation ``v' = q v q*``. Names and signatures are stable: the kinematics,
+rigid-body, exact-solution and hierarchy kernels call them.
+
+Small-angle branches use thresholds at which the truncated series is exact to float64
+round-off, hence also to float32 round-off; above the threshold the closed form is exact to
+round-off for both dtypes, so one threshold serves both.
+
+The gufuncs (``*_gu``) broadcast the scalar kernels over leading axes for the public module
+:mod:`tumble.rotation`; they are compiled for float32 and float64 and expect validated input
+of matching dtypes. The hottest operations (``quat_rotate``, ``quat_multiply``,
+``rotvec_to_quat``) instead have flat loops, serial and ``prange``, over C-contiguous
+operands that hold one row per element (index step ``s = 1``) or one row shared by all
+(``s = 0``). Those loops check each result as they write it and return the number of
+non-finite results (a NaN or infinite input always gives one), which saves the separate
+NumPy passes over the input that would otherwise cost as much as the arithmetic; on a
+nonzero count the public module runs the full validation, which names the bad argument.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from tumble._kernels import FLOAT_TYPES, guvectorize, njit, parallel_njit
+
+# cos t and sin(t)/t as polynomials in z = t² up to z⁸ for t <= pi/4 (see _cos_sinc_small):
+# the first dropped Taylor terms, t¹⁸/18! and t¹⁸/19!, are below 3e-18 relative there.
+SMALL_ANGLE = math.pi / 4
+_SMALL_ANGLE_SQ = SMALL_ANGLE * SMALL_ANGLE
+# cos t = 1 - z/2 + z² P(z): coefficients of P, (-1)^k / (2k + 4)!.
+_COS_P = tuple((-1) ** k / math.factorial(2 * k + 4) for k in range(7))
+# sin(t)/t = 1 + z S(z): coefficients of S, (-1)^(k+1) / (2k + 3)!.
+_SINC_S = tuple((-1) ** (k + 1) / math.factorial(2 * k + 3) for k in range(8))
+# atan(r)/r = 1 - r²/3 + r⁴/5: below 1e-6 the dropped term is < 2e-25 relative.
+_ATAN_SERIES_BELOW = 1e-6
+# Vectors with a component above this take the scaled branches of qexp_approx, cayley_q and
+# cayley_rotate: there 1/|x|² < 1e-30 is far below round-off, so both forms agree to
+# round-off at the switch, while the unscaled squares overflow near 1e154 (1e19 in float32).
+_SCALED_ABOVE = 1e15
+
+
+@njit
+def cross(a, b):
+    """Cross product ``a × b`` of two 3-tuples."""
+    return (
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    )
+
+
+@njit
+def dot(a, b):
+    """Dot product of two 3-tuples."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit
+def qmul(p, q):
+    """Hamilton product ``p ⊗ q`` (as a rotation: apply ``q`` first, then ``p``)."""
+    pw, px, py, pz = p
+    qw, qx, qy, qz = q
+    return (
+        pw * qw - px * qx - py * qy - pz * qz,
+        pw * qx + px * qw + py * qz - pz * qy,
+        pw * qy - px * qz + py * qw + pz * qx,
+        pw * qz + px * qy - py * qx + pz * qw,
+    )
+
+
+@njit
+def qconj(q):
+    """Conjugate ``q* = (w, -x, -y, -z)``; the inverse of a unit quaternion."""
+    return (q[0], -q[1], -q[2], -q[3])
+
+
+@njit
+def qnormalize(q):
+    """``q / |q|``. A zero quaternion gives NaN: callers guard it."""
+    inv = 1.0 / math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return (q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv)
+
+
+@njit
+def qrotate(q, v):
+    """Active rotation ``q v q*`` of the 3-tuple ``v`` by the unit quaternion ``q``.
+
+    Uses ``t = 2 u × v``, ``v' = v + w t + u × t`` with ``u`` the vector part (two cross
+    products, no conversion to a matrix).
+    """
+    w = q[0]
+    u = (q[1], q[2], q[3])
+    c = cross(u, v)
+    t = (2.0 * c[0], 2.0 * c[1], 2.0 * c[2])
+    d = cross(u, t)
+    return (v[0] + w * t[0] + d[0], v[1] + w * t[1] + d[1], v[2] + w * t[2] + d[2])
+
+
+@njit
+def _cos_sinc_small(z):
+    """``(cos t, sin(t)/t)`` from ``z = t²`` for ``|t| <= SMALL_ANGLE``, each within 1 ulp.
+
+    Taylor polynomials in ``z`` (truncation below 3e-18 relative), evaluated in Estrin form
+    so the two short, independent dependency chains overlap. ``cos`` follows fdlibm's
+    ``__kernel_cos``: ``w = 1 - z/2`` plus its exact rounding error ``(1 - w) - z/2``, so
+    the result carries one rounding of ``w`` and the small tail. No ``sqrt``, division or
+    libm call: time steps turn bodies by small angles, where libm's ``sin``/``cos`` (opaque
+    calls) were most of the cost of a step.
+    """
+    z2 = z * z
+    z4 = z2 * z2
+    p = _COS_P
+    c = ((p[0] + p[1] * z) + z2 * (p[2] + p[3] * z)) + z4 * ((p[4] + p[5] * z) + z2 * p[6])
+    s = _SINC_S
+    sc = ((s[0] + s[1] * z) + z2 * (s[2] + s[3] * z)) + z4 * (
+        (s[4] + s[5] * z) + z2 * (s[6] + s[7] * z)
+    )
+    hz = 0.5 * z
+    w = 1.0 - hz
+    return w + (((1.0 - w) - hz) + z2 * c), 1.0 + z * sc
+
+
+@njit
+def _sinc(t):
+    """``sin(t)/t``: its polynomial for ``|t| <= SMALL_ANGLE`` (safe at 0), else libm."""
+    if abs(t) <= SMALL_ANGLE:
+        return _cos_sinc_small(t * t)[1]
+    return math.sin(t) / t
+
+
+@njit
+def qexp(x):
+    """``exp((0, x)) = (cos|x|, sin|x| x/|x|)`` for the 3-tuple ``x``, exact and safe at 0.
+
+    Up to ``|x| = SMALL_ANGLE`` no square root and no libm call (:func:`_cos_sinc_small`).
+    """
+    z = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
+    if z <= _SMALL_ANGLE_SQ:
+        c, s = _cos_sinc_small(z)
+    else:
+        t = math.sqrt(z)
+        c = math.cos(t)
+        s = math.sin(t) / t
+    return (c, s * x[0], s * x[1], s * x[2])
+
+
+@njit
+def qexp_approx(x):
+    """Normalised third-order ``exp((0, x))``: ``((1 - t²/2), (1 - t²/6) x)`` over its norm.
+
+    ``t = |x|``; the axis is exact, only the angle is approximate. The norm never vanishes
+    (``1 - t²/2 = 0`` only at ``t² = 2``, where ``1 - t²/6 != 0``).
+    """
+    if _large(x):
+        # t², a² + b² t² could overflow; divided by |b| t (b < 0 here) the result is
+        # -(r, n) / sqrt(1 + r²) with r = a / (b t), n = x / t, written in u = 1/t.
+        n, t = _axis_and_length(x)
+        u = 1.0 / t
+        r = u * (u * u - 0.5) / (u * u - 1.0 / 6.0)
+        inv = -1.0 / math.sqrt(1.0 + r * r)
+        return (r * inv, n[0] * inv, n[1] * inv, n[2] * inv)
+    t2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
+    a = 1.0 - 0.5 * t2
+    b = 1.0 - t2 / 6.0
+    inv = 1.0 / math.sqrt(a * a + b * b * t2)
+    bi = b * inv
+    return (a * inv, bi * x[0], bi * x[1], bi * x[2])
+
+
+@njit
+def qlog(q):
+    """Vector part of ``log(q / |q|)`` on the shortest arc: ``atan2(|u|, |w|) u/|u|``.
+
+    ``q`` and ``-q`` give the same result (the ``w >= 0`` representative is used), so the
+    result has length at most ``pi/2``. Scale invariant; a zero quaternion gives NaN.
+    """
+    w, x, y, z = q
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    s = math.sqrt(x * x + y * y + z * z)
+    if s < _ATAN_SERIES_BELOW * w:
+        # atan(r)/r series with r = s/w avoids 0/0 at the identity.
+        r = s / w
+        k = (1.0 - r * r / 3.0) / w
+    else:
+        k = math.atan2(s, w) / s
+    return (k * x, k * y, k * z)
+
+
+@njit
+def rotvec_to_q(phi):
+    """Unit quaternion ``exp(phi/2)`` of the rotation vector ``phi`` (angle ``|phi|``)."""
+    return qexp((0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2]))
+
+
+@njit
+def q_to_rotvec(q):
+    """Rotation vector ``2 log(q)`` of the ``w >= 0`` representative; angle in ``[0, pi]``."""
+    u = qlog(q)
+    return (2.0 * u[0], 2.0 * u[1], 2.0 * u[2])
+
+
+@njit
+def q_to_mat(q):
+    """Row-major 3x3 matrix of ``q`` (Euler-Rodrigues), scaled by ``1/|q|²``.
+
+    Dividing by ``|q|²`` keeps the matrix orthogonal to round-off for slightly non-unit
+    quaternions; a zero quaternion gives NaN.
+    """
+    w, x, y, z = q
+    s = 2.0 / (w * w + x * x + y * y + z * z)
+    xx, yy, zz = s * x * x, s * y * y, s * z * z
+    xy, xz, yz = s * x * y, s * x * z, s * y * z
+    wx, wy, wz = s * w * x, s * w * y, s * w * z
+    return (
+        1.0 - (yy + zz), xy - wz, xz + wy,
+        xy + wz, 1.0 - (xx + zz), yz - wx,
+        xz - wy, yz + wx, 1.0 - (xx + yy),
+    )  # fmt: skip
+
+
+@njit
+def mat_to_q(m):
+    """Unit quaternion (``w >= 0``) of the row-major rotation matrix ``m`` (9-tuple).
+
+    Shepperd's method: the square root is taken of the largest of ``1 + tr``,
+    ``1 + 2 m_ii - tr``, so it is never near zero and the division is well conditioned
+    at every angle, including a half turn.
+    """
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = m
+    tr = m00 + m11 + m22
+    if tr >= m00 and tr >= m11 and tr >= m22:
+        w = 1.0 + tr
+        x = m21 - m12
+        y = m02 - m20
+        z = m10 - m01
+    elif m00 >= m11 and m00 >= m22:
+        w = m21 - m12
+        x = 1.0 + 2.0 * m00 - tr
+        y = m01 + m10
+        z = m02 + m20
+    elif m11 >= m22:
+        w = m02 - m20
+        x = m01 + m10
+        y = 1.0 + 2.0 * m11 - tr
+        z = m12 + m21
+    else:
+        w = m10 - m01
+        x = m02 + m20
+        y = m12 + m21
+        z = 1.0 + 2.0 * m22 - tr
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    return qnormalize((w, x, y, z))
+
+
+@njit
+def qangle(p, q):
+    """Angle of the rotation taking ``p`` to ``q``: ``2 atan2(|u|, |w|)`` of ``p* ⊗ q``.
+
+    Double-cover aware (``q`` and ``-q`` give the same angle), accurate for small angles
+    (no ``acos``), scale invariant.
+    """
+    r = qmul(qconj(p), q)
+    s = math.sqrt(r[1] * r[1] + r[2] * r[2] + r[3] * r[3])
+    return 2.0 * math.atan2(s, abs(r[0]))
+
+
+@njit
+def _large(x):
+    """Whether a component of the 3-tuple ``x`` exceeds ``_SCALED_ABOVE`` (or is NaN)."""
+    return not (
+        abs(x[0]) <= _SCALED_ABOVE and abs(x[1]) <= _SCALED_ABOVE and abs(x[2]) <= _SCALED_ABOVE
+    )
+
+
+@njit
+def _axis_and_length(x):
+    """Unit vector and length of a nonzero 3-tuple, without overflow of ``|x|²``."""
+    m = max(abs(x[0]), abs(x[1]), abs(x[2]))
+    y0, y1, y2 = x[0] / m, x[1] / m, x[2] / m
+    s = math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+    return (y0 / s, y1 / s, y2 / s), m * s
+
+
+@njit
+def cayley_q(phi):
+    """Quarter-angle Cayley quaternion ``((1 - |a|²), 2a) / (1 + |a|²)``, ``a = phi/4``.
+
+    Unit to round-off with no trig and no square root; rotates about ``phi`` exactly by
+    ``4 atan(|phi|/4) = |phi| - |phi|³/48 + ...``.
+    """
+    a0, a1, a2 = 0.25 * phi[0], 0.25 * phi[1], 0.25 * phi[2]
+    if _large((a0, a1, a2)):
+        # |a|² could overflow: numerator and denominator divided by |a|², in u = 1/|a|.
+        n, s = _axis_and_length((a0, a1, a2))
+        u = 1.0 / s
+        d = 1.0 / (1.0 + u * u)
+        du2 = 2.0 * u * d
+        return ((u * u - 1.0) * d, du2 * n[0], du2 * n[1], du2 * n[2])
+    n2 = a0 * a0 + a1 * a1 + a2 * a2
+    d = 1.0 / (1.0 + n2)
+    d2 = 2.0 * d
+    return ((1.0 - n2) * d, d2 * a0, d2 * a1, d2 * a2)
+
+
+@njit
+def cayley_rotate(v, phi):
+    """Cayley rotation of ``v`` by the rotation vector ``phi``: no trig, no square root.
+
+    With ``t = phi/2``, ``u = t × v``: ``v' = v + 2 (u + t × u) / (1 + |t|²)``. The map is
+    orthogonal (``|v'| = |v|`` to round-off); the axis is exact, the angle is
+    ``2 atan(|phi|/2) = |phi| - |phi|³/12 + ...``.
+    """
+    t = (0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2])
+    if _large(t):
+        # |t|² could overflow: with t = s n, u = 1/s,
+        # v' = v + 2u/(1 + u²) n × v + 2/(1 + u²) n × (n × v).
+        n, s = _axis_and_length(t)
+        nv = cross(n, v)
+        nnv = cross(n, nv)
+        u = 1.0 / s
+        k1 = 2.0 * u / (1.0 + u * u)
+        k2 = 2.0 / (1.0 + u * u)
+        return (
+            v[0] + k1 * nv[0] + k2 * nnv[0],
+            v[1] + k1 * nv[1] + k2 * nnv[1],
+            v[2] + k1 * nv[2] + k2 * nnv[2],
+        )
+    u = cross(t, v)
+    tu = cross(t, u)
+    k = 2.0 / (1.0 + dot(t, t))
+    return (
+        v[0] + k * (u[0] + tu[0]),
+        v[1] + k * (u[1] + tu[1]),
+        v[2] + k * (u[2] + tu[2]),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# gufuncs over leading axes (validated input only; the public module checks shapes).
+# numba cannot name a literal output length, so kernels whose output length differs from
+# every input take an unused ``_shape`` argument of that length (a broadcast empty array).
+
+
+def _sigs(layout_args: int) -> list[str]:
+    """Signatures with ``layout_args`` 1-d array arguments, one per float type."""
+    return [f"void({', '.join([f'{t}[:]'] * layout_args)})" for t in FLOAT_TYPES]
+
+
+@guvectorize(_sigs(2), "(n)->(n)")
+def quat_normalize_gu(q, out):
+    r = qnormalize((q[0], q[1], q[2], q[3]))
+    out[0], out[1], out[2], out[3] = r[0], r[1], r[2], r[3]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def quat_exp_gu(x, _shape, out):
+    r = qexp((x[0], x[1], x[2]))
+    out[0], out[1], out[2], out[3] = r[0], r[1], r[2], r[3]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def quat_exp_approx_gu(x, _shape, out):
+    r = qexp_approx((x[0], x[1], x[2]))
+    out[0], out[1], out[2], out[3] = r[0], r[1], r[2], r[3]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def cayley_quat_gu(phi, _shape, out):
+    r = cayley_q((phi[0], phi[1], phi[2]))
+    out[0], out[1], out[2], out[3] = r[0], r[1], r[2], r[3]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def quat_log_gu(q, _shape, out):
+    r = qlog((q[0], q[1], q[2], q[3]))
+    out[0], out[1], out[2] = r[0], r[1], r[2]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def quat_to_rotvec_gu(q, _shape, out):
+    r = q_to_rotvec((q[0], q[1], q[2], q[3]))
+    out[0], out[1], out[2] = r[0], r[1], r[2]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def quat_to_matrix_gu(q, _shape, out):
+    r = q_to_mat((q[0], q[1], q[2], q[3]))
+    for i in range(9):
+        out[i] = r[i]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def rotvec_to_matrix_gu(phi, _shape, out):
+    r = q_to_mat(rotvec_to_q((phi[0], phi[1], phi[2])))
+    for i in range(9):
+        out[i] = r[i]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def matrix_to_quat_gu(m, _shape, out):
+    r = mat_to_q((m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8]))
+    out[0], out[1], out[2], out[3] = r[0], r[1], r[2], r[3]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def matrix_to_rotvec_gu(m, _shape, out):
+    r = q_to_rotvec(mat_to_q((m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])))
+    out[0], out[1], out[2] = r[0], r[1], r[2]
+
+
+@guvectorize(_sigs(3), "(n),(n)->()")
+def rotation_angle_gu(p, q, out):
+    out[0] = qangle((p[0], p[1], p[2], p[3]), (q[0], q[1], q[2], q[3]))
+
+
+@guvectorize(_sigs(3), "(n),(n)->(n)")
+def cayley_rotate_gu(v, phi, out):
+    r = cayley_rotate((v[0], v[1], v[2]), (phi[0], phi[1], phi[2]))
+    out[0], out[1], out[2] = r[0], r[1], r[2]
+
+
+@njit
+def orthogonality_error(m):
+    """Largest ``|R Rᵀ - I|`` entry and smallest determinant over the rows of ``m`` (N, 9)."""
+    worst = 0.0
+    min_det = np.inf
+    for k in range(m.shape[0]):
+        r = m[k]
+        for i in range(3):
+            for j in range(i, 3):
+                e = r[3 * i] * r[3 * j] + r[3 * i + 1] * r[3 * j + 1] + r[3 * i + 2] * r[3 * j + 2]
+                if i == j:
+                    e -= 1.0
+                worst = max(worst, abs(e))
+        det = (
+            r[0] * (r[4] * r[8] - r[5] * r[7])
+            - r[1] * (r[3] * r[8] - r[5] * r[6])
+            + r[2] * (r[3] * r[7] - r[4] * r[6])
+        )
+        min_det = min(min_det, det)
+    return worst, min_det
+
+
+@njit
+def norm2_range(q):
+    """Smallest and largest squared norm over the rows of ``q`` (N, 4)."""
+    smallest = np.inf
+    largest = 0.0
+    for k in range(q.shape[0]):
+        n2 = q[k, 0] * q[k, 0] + q[k, 1] * q[k, 1] + q[k, 2] * q[k, 2] + q[k, 3] * q[k, 3]
+        smallest = min(smallest, n2)
+        largest = max(largest, n2)
+    return smallest, largest
+
+
+# --------------------------------------------------------------------------------------
+# flat loops for the hot operations
+#
+# Operands are flat 1-d views of C-contiguous (N, k) rows. Offsets are unsigned: with a
+# signed index numba adds a negative-index wrap-around test to every load, which costs
+# these short loops about 20 % (measured against the same loop in C).
+
+_U1 = np.uint64(1)
+_U2 = np.uint64(2)
+_U3 = np.uint64(3)
+_U4 = np.uint64(4)
+
+
+@njit(inline="always")
+def _at3(m, j):
+    return (m[j], m[j + _U1], m[j + _U2])
+
+
+@njit(inline="always")
+def _at4(m, j):
+    return (m[j], m[j + _U1], m[j + _U2], m[j + _U3])
+
+
+@njit(inline="always")
+def _nonfinite(r):
+    """True if an entry of the result tuple ``r`` is NaN or infinite.
+
+    A NaN or infinite input reaches every component of these results (each input component
+    is multiplied into each output), so checking the output checks the input for free; an
+    output that overflowed from finite input is flagged too and sorted out by the caller.
+    """
+    total = 0.0
+    for x in r:
+        total += abs(x)
+    return not total < math.inf
+
+
+@njit(inline="always")
+def _quat_rotate_at(i, q, v, qs, vs, unit_tol, out):
+    w, x, y, z = _at4(q, qs * i)
+    vi = _at3(v, vs * i)
+    n2 = w * w + x * x + y * y + z * z
+    # Rotating by q/|q| means t = (2/|q|²) u × v. Near |q|² = 1 the first-order
+    # 2 (2 - |q|²) equals 2/|q|² to 2 (|q|² - 1)², round-off for |q|² - 1 below sqrt(eps),
+    # and it saves the division that would cost as much as the rest of the rotation.
+    s = 2.0 * (2.0 - n2)
+    u = (x, y, z)
+    c = cross(u, vi)
+    t = (s * c[0], s * c[1], s * c[2])
+    d = cross(u, t)
+    r = (vi[0] + w * t[0] + d[0], vi[1] + w * t[1] + d[1], vi[2] + w * t[2] + d[2])
+    j = _U3 * i
+    out[j], out[j + _U1], out[j + _U2] = r
+    # One flag for everything: n2 is NaN when q is not finite, the result when v is not.
+    return 1 if not abs(n2 - 1.0) <= unit_tol or _nonfinite(r) else 0
+
+
+@njit
+def quat_rotate_serial(q, v, sq, sv, unit_tol, out):
+    """``out = q v q*`` for ``q`` unit to ``||q|² - 1| <= unit_tol``; returns #flagged rows.
+
+    Within the tolerance the rotation is by ``q/|q|`` to round-off. A row is flagged when
+    ``|q|²`` is further from 1 or its input is not finite; the caller then normalises in
+    NumPy (or raises) and runs again. ``sq``, ``sv``: 1 for one row per element, 0 for a
+    single shared row.
+    """
+    qs = np.uint64(4 * sq)
+    vs = np.uint64(3 * sv)
+    flagged = 0
+    for i in range(out.shape[0] // 3):
+        flagged += _quat_rotate_at(np.uint64(i), q, v, qs, vs, unit_tol, out)
+    return flagged
+
+
+@parallel_njit
+def quat_rotate_parallel(q, v, sq, sv, unit_tol, out):
+    """``quat_rotate_serial`` with the elements spread over numba's threads."""
+    qs = np.uint64(4 * sq)
+    vs = np.uint64(3 * sv)
+    flagged = 0
+    for i in prange(out.shape[0] // 3):
+        flagged += _quat_rotate_at(np.uint64(i), q, v, qs, vs, unit_tol, out)
+    return flagged
+
+
+@njit(inline="always")
+def _quat_multiply_at(i, p, q, ps, qs, out):
+    r = qmul(_at4(p, ps * i), _at4(q, qs * i))
+    j = _U4 * i
+    out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
+    return 1 if _nonfinite(r) else 0
+
+
+@njit
+def quat_multiply_serial(p, q, sp, sq, out):
+    """``out = p ⊗ q`` row by row; returns the number of non-finite results."""
+    ps = np.uint64(4 * sp)
+    qs = np.uint64(4 * sq)
+    bad = 0
+    for i in range(out.shape[0] // 4):
+        bad += _quat_multiply_at(np.uint64(i), p, q, ps, qs, out)
+    return bad
+
+
+@parallel_njit
+def quat_multiply_parallel(p, q, sp, sq, out):
+    """``quat_multiply_serial`` with the elements spread over numba's threads."""
+    ps = np.uint64(4 * sp)
+    qs = np.uint64(4 * sq)
+    bad = 0
+    for i in prange(out.shape[0] // 4):
+        bad += _quat_multiply_at(np.uint64(i), p, q, ps, qs, out)
+    return bad
+
+
+@njit(inline="always")
+def _rotvec_to_quat_at(i, phi, fs, out):
+    r = rotvec_to_q(_at3(phi, fs * i))
+    j = _U4 * i
+    out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
+    return 1 if _nonfinite(r) else 0
+
+
+@njit
+def rotvec_to_quat_serial(phi, sphi, out):
+    """``out = exp(phi/2)`` row by row; returns the number of non-finite results."""
+    fs = np.uint64(3 * sphi)
+    bad = 0
+    for i in range(out.shape[0] // 4):
+        bad += _rotvec_to_quat_at(np.uint64(i), phi, fs, out)
+    return bad
+
+
+@parallel_njit
+def rotvec_to_quat_parallel(phi, sphi, out):
+    """``rotvec_to_quat_serial`` with the elements spread over numba's threads."""
+    fs = np.uint64(3 * sphi)
+    bad = 0
+    for i in prange(out.shape[0] // 4):
+        bad += _rotvec_to_quat_at(np.uint64(i), phi, fs, out)
+    return bad
+
+
+# --------------------------------------------------------------------------------------
+# SO(3) Jacobians of the exponential map
+#
+# With a(t) = (1 - cos t)/t², b(t) = (t - sin t)/t³ and c(t) = 1/t² - (1 + cos t)/(2 t sin t):
+#     J_r = I - a [phi]× + b [phi]×²        J_r⁻¹ = I + ½ [phi]× + c [phi]×²
+#     J_l = I + a [phi]× + b [phi]×²        J_l⁻¹ = I - ½ [phi]× + c [phi]×²
+# The kernels widen float32 input to float64 and round once on output, so thresholds that
+# give float64 round-off give float32 round-off too.
+
+# b(t) = Σ_k (-1)^k t^2k / (2k + 3)!: through k = 7 the first dropped term is below
+# 4.9e-17 b(t) for t <= 1, where the closed form, whose t - sin t is exact (Sterbenz) and
+# whose error is sin t's rounding, has reached a relative error of a few 1e-16.
+_B_SERIES_BELOW = 1.0
+_B_SERIES = (
+    1.0 / 6.0,
+    -1.0 / 120.0,
+    1.0 / 5040.0,
+    -1.0 / 362880.0,
+    1.0 / 39916800.0,
+    -1.0 / 6227020800.0,
+    1.0 / 1307674368000.0,
+    -1.0 / 355687428096000.0,
+)
+
+
+@njit
+def so3_b(t):
+    """``b(t) = (t - sin t)/t³`` to round-off at every ``t >= 0`` (series below 1)."""
+    if t < _B_SERIES_BELOW:
+        t2 = t * t
+        s = _B_SERIES[7]
+        for k in range(6, -1, -1):
+            s = s * t2 + _B_SERIES[k]
+        return s
+    return (t - math.sin(t)) / (t * t * t)
+
+
+@njit
+def so3_a(t):
+    """``a(t) = (1 - cos t)/t² = ½ sinc²(t/2)``: the half-angle form has no cancellation."""
+    s = _sinc(0.5 * t)
+    return 0.5 * s * s
+
+
+@njit
+def so3_c(t):
+    """``c(t) = 1/t² - (1 + cos t)/(2 t sin t) = (1 - x cot x)/(4x²)``, ``x = t/2``.
+
+    Written as ``(a(x) - b(x)) / (4 sinc x)``, which is the same function (``a(x) - b(x) =
+    (sin x - x cos x)/x³``) with no cancellation beyond ``a - b ≈ 1/3``: accurate to a few
+    ulp for ``t`` up to near ``2π``, where ``sinc x`` vanishes and ``c`` has a pole.
+    """
+    x = 0.5 * t
+    return (so3_a(x) - so3_b(x)) / (4.0 * _sinc(x))
+
+
+@njit
+def _so3_combination(phi, first, second):
+    """Row-major ``I + first [phi]× + second [phi]×²`` (9-tuple).
+
+    ``[phi]×² = phi phiᵀ - |phi|² I``; its diagonal is formed as ``-(phi_j² + phi_k²)``,
+    free of cancellation, and ``second`` multiplies ``phi_i`` before ``phi_j`` so that large
+    rotation vectors cannot overflow.
+    """
+    x, y, z = phi
+    sx, sy, sz = second * x, second * y, second * z
+    fx, fy, fz = first * x, first * y, first * z
+    return (
+        1.0 - (sy * y + sz * z), sx * y - fz, sx * z + fy,
+        sx * y + fz, 1.0 - (sx * x + sz * z), sy * z - fx,
+        sx * z - fy, sy * z + fx, 1.0 - (sx * x + sy * y),
+    )  # fmt: skip
+
+
+@njit
+def so3_jacobian(phi, sign):
+    """``I + sign a [phi]× + b [phi]×²``: ``J_r`` for ``sign = -1``, ``J_l`` for ``+1``."""
+    t = math.hypot(math.hypot(phi[0], phi[1]), phi[2])
+    return _so3_combination(phi, sign * so3_a(t), so3_b(t))
+
+
+@njit
+def so3_jacobian_inverse(phi, sign):
+    """``I + sign ½ [phi]× + c [phi]×²``: ``J_r⁻¹`` for ``sign = +1``, ``J_l⁻¹`` for ``-1``."""
+    t = math.hypot(math.hypot(phi[0], phi[1]), phi[2])
+    return _so3_combination(phi, 0.5 * sign, so3_c(t))
+
+
+@njit
+def _widen3(a):
+    """The first three entries of ``a`` as float64: float32 input is evaluated in double."""
+    return (np.float64(a[0]), np.float64(a[1]), np.float64(a[2]))
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def so3_right_jacobian_gu(phi, _shape, out):
+    r = so3_jacobian(_widen3(phi), -1.0)
+    for i in range(9):
+        out[i] = r[i]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def so3_left_jacobian_gu(phi, _shape, out):
+    r = so3_jacobian(_widen3(phi), 1.0)
+    for i in range(9):
+        out[i] = r[i]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def so3_right_jacobian_inverse_gu(phi, _shape, out):
+    r = so3_jacobian_inverse(_widen3(phi), 1.0)
+    for i in range(9):
+        out[i] = r[i]
+
+
+@guvectorize(_sigs(3), "(n),(m)->(m)")
+def so3_left_jacobian_inverse_gu(phi, _shape, out):
+    r = so3_jacobian_inverse(_widen3(phi), -1.0)
+    for i in range(9):
+        out[i] = r[i]

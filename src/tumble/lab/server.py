@@ -1,0 +1,219 @@
+"""The lab's web server: a FastAPI app (page + JSON API) and the ``tumble lab`` runner.
+
+Routes
+------
+``GET /``
+    The page (``static/index.html``); its scripts and styles under ``/static/``.
+``GET /static/plotly.min.js``
+    plotly.js as bundled in the installed ``plotly`` package: no CDN, works offline.
+``GET /api/methods``
+    :func:`tumble.lab.api.method_table`.
+``POST /api/simulate``
+    :func:`tumble.lab.api.simulate`. 422 for a malformed or out-of-range request (the
+    ``message`` names the field), 413 for work beyond :data:`~tumble.lab.api.MAX_WORK`
+    method-steps or a body beyond :data:`~tumble.lab.api.MAX_BODY_BYTES`.
+
+The endpoints are plain ``def`` functions: FastAPI runs them in its thread pool, so a
+request that is simulating (numba releases nothing, but NumPy and the JSON encoding
+interleave) does not stop the server from accepting and answering others.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.request
+import webbrowser
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from tumble._errors import InputError
+from tumble.lab import api
+
+__all__ = ["create_app", "plotly_js_path", "run"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def plotly_js_path() -> Path:
+    """The minified plotly.js shipped inside the installed ``plotly`` Python package."""
+    path = Path(str(resources.files("plotly") / "package_data" / "plotly.min.js"))
+    if not path.is_file():
+        raise FileNotFoundError(f"plotly.min.js not found in the plotly package at {path}")
+    return path
+
+
+def _field(loc: Any) -> str:
+    """``("body", "inv_inertia", 1)`` -> ``"inv_inertia[1]"``."""
+    parts = [p for p in loc if p not in ("body",)]
+    name = ""
+    for p in parts:
+        name += f"[{p}]" if isinstance(p, int) else (f".{p}" if name else str(p))
+    return name or "body"
+
+
+def _validation_message(errors: list[dict[str, Any]]) -> str:
+    """One line per error, each starting with the field it is about."""
+    lines = []
+    for e in errors:
+        msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+        loc = tuple(e.get("loc", ()))
+        if e.get("type") == "json_invalid":
+            where = f" at character {loc[-1]}" if loc and isinstance(loc[-1], int) else ""
+            lines.append(f"body: not valid JSON{where} ({msg})")
+        elif loc in ((), ("body",)):
+            # Checks across fields (the model validator) name their fields themselves.
+            lines.append(msg if ":" in msg else f"body: {msg}")
+        else:
+            field = _field(loc)
+            prefix = field.split("[")[0] + ":"
+            lines.append(msg if msg.startswith(prefix) else f"{field}: {msg}")
+    return "; ".join(lines)
+
+
+def _error(status: int, message: str, detail: Any = None) -> JSONResponse:
+    body: dict[str, Any] = {"message": message}
+    if detail is not None:
+        body["detail"] = detail
+    return JSONResponse(body, status_code=status)
+
+
+def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = None) -> FastAPI:
+    """The lab application.
+
+    Parameters
+    ----------
+    warm_up : bool, optional
+        Run every method once at start-up, so that loading numba's cached kernels (or
+        compiling them, on a fresh install) is not paid by the first visitor.
+    on_ready : callable, optional
+        Called once start-up (and the warm-up) is done.
+    """
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if warm_up:
+            api.warm_up()
+        if on_ready is not None:
+            on_ready()
+        yield
+
+    app = FastAPI(
+        title="tumble lab",
+        description="Rigid-body integrators against the exact torque-free motion.",
+        lifespan=lifespan,
+    )
+    plotly_js = plotly_js_path()
+
+    @app.middleware("http")
+    async def limit_body(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None:
+            if not length.isdigit():
+                return _error(400, "content-length: expected a number of bytes")
+            if int(length) > api.MAX_BODY_BYTES:
+                return _error(
+                    413, f"body: {length} bytes exceeds the limit of {api.MAX_BODY_BYTES}"
+                )
+        return await call_next(request)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
+        return _error(422, _validation_message(errors), errors)
+
+    @app.exception_handler(InputError)
+    async def refused_case(_: Request, exc: InputError) -> JSONResponse:
+        return _error(422, str(exc))
+
+    @app.exception_handler(api.WorkTooLarge)
+    async def too_much_work(_: Request, exc: api.WorkTooLarge) -> JSONResponse:
+        return _error(413, str(exc))
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/static/plotly.min.js", include_in_schema=False)
+    def plotly() -> FileResponse:
+        return FileResponse(
+            plotly_js,
+            media_type="text/javascript",
+            headers={"Cache-Control": "public, max-age=86400"},
+        )
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/api/methods")
+    def methods() -> list[dict[str, Any]]:
+        """Every integrator: name, one-line description, order, what it conserves."""
+        return api.method_table()
+
+    @app.post(
+        "/api/simulate",
+        responses={
+            413: {"description": "more work than the documented limit"},
+            422: {"description": "malformed or out-of-range request"},
+        },
+    )
+    def simulate(request: api.SimulateRequest) -> Response:
+        """Run the methods on one case; traces decimated to at most ``MAX_POINTS`` records."""
+        start = time.perf_counter()
+        body = api.simulate(request)
+        data = api.encode(body)
+        ms = (time.perf_counter() - start) * 1e3
+        return Response(
+            data,
+            media_type="application/json",
+            headers={"Server-Timing": f"app;dur={ms:.1f}", "Cache-Control": "no-store"},
+        )
+
+    return app
+
+
+def _open_when_up(url: str, timeout: float = 30.0) -> None:
+    """Open ``url`` in the user's browser as soon as the server answers."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "api/methods", timeout=1.0):
+                break
+        except OSError:
+            time.sleep(0.2)
+    webbrowser.open(url)
+
+
+def run(host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -> None:
+    """Serve the lab with uvicorn until interrupted (``tumble lab``).
+
+    Parameters
+    ----------
+    host : str, optional
+        Interface to bind; the loopback interface unless told otherwise.
+    port : int, optional
+        TCP port (0: any free port).
+    open_browser : bool, optional
+        Open the page with :mod:`webbrowser` once the server answers.
+    """
+    import uvicorn
+
+    shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    url = f"http://[{shown}]:{port}/" if ":" in shown else f"http://{shown}:{port}/"
+    print("tumble lab: loading the integrators (the first run compiles them)...", flush=True)
+    if open_browser:
+        threading.Thread(target=_open_when_up, args=(url,), daemon=True).start()
+
+    def ready() -> None:
+        print(f"tumble lab: serving on {url} (Ctrl+C to stop)", flush=True)
+
+    uvicorn.run(create_app(on_ready=ready), host=host, port=port, log_level="warning")

@@ -1,0 +1,740 @@
+"""Rigid-body rotation: inertia, torque to angular acceleration, and the integrator family.
+
+Conventions: ``q`` ``(..., 4)`` is the unit quaternion (scalar first) taking body to world
+coordinates, ``R`` its matrix; ``omega`` ``(..., 3)`` is the **world** angular velocity;
+``inv_inertia`` ``(..., 3)`` holds the principal inverse moments ``J = diag(J1, J2, J3)`` in
+the body frame (= principal frame). ``I = J⁻¹``, world ``J_w = R J Rᵀ``, ``I_w = R I Rᵀ``,
+``L = I_w omega``, ``E = ½ omega·L``. Torque ``tau`` is in the world frame. Formulas follow
+``shared/reference/rigid-body-integrators.md`` (section numbers below refer to it).
+
+Zero inverse moments
+--------------------
+``J_i = 0`` is an axis that cannot turn: a constraint holds the body-frame angular velocity
+on it at zero, as Jolt's locked axes do. The constraint torque absorbs the momentum along
+such an axis, so ``L`` counts only the free axes (``I_i = 0`` there: the pseudo-inverse)
+and the component of ``omega`` along a locked body axis is ignored. The exact constrained
+motion without torque is then a steady rotation about a body-fixed axis (Euler's equations
+with ``omega_i = 0`` leave the other components constant). Every method accepts such
+bodies (each step starts by clearing the locked momentum) except ``"implicit"``, whose
+Newton residual is written in ``I = J⁻¹``: it raises :class:`~tumble.InputError`. The
+order and conservation statements below are for bodies with all ``J_i > 0``.
+
+Methods
+-------
+All methods take the torque as constant over the step. "order" is the global order of the
+attitude error at fixed time, as measured in ``tests/test_rigid_order.py`` (with and without
+torque). ``|L|`` and ``L_w`` (world momentum, i.e. also its direction) are for a free body.
+"sym.": exact for any ``dt`` on a symmetric top ("yes": attitude too; "body": body ``L``
+and energy only; "sph.": spherical top only). Cost is per body and step; ``Q`` is one
+rotation-vector exponential (one sqrt, one sin/cos pair).
+
+============================  =====  ======  ======  ==================  =====  ====================
+method                        order  |L|     L_w     energy              sym.   cost
+============================  =====  ======  ======  ==================  =====  ====================
+``explicit``                  1      grows   no      grows, blows up     no     1 Q
+``jolt``                      1      exact   O(dt)   drifts to J_mid     no     1 Q + 1 sqrt
+``naive_rotation``            1      exact   O(dt)   grows to J_max      no     2 Q
+``jolt_rotation``             1      exact   O(dt)   drifts to J_mid     no     2 Q
+``modified_jolt``             1      exact   O(dt)   local O(dt³)        body   2 Q
+``modified_jolt_cayley``      1      exact   O(dt)   local O(dt³)        body   1 Q + 1 Cayley
+``momentum_first``            1      exact   exact   local O(dt³)        yes    2 Q
+``implicit``                  1      decays  no      decays              no     1 Q + 3x3 solve
+``magnus``                    1      drifts  no      drifts              no     1 Q + 4 rotations
+``splitting``                 2      exact   exact   bounded, no drift   no     5 sin/cos pairs
+``midpoint``                  2      exact   exact   exact               no     Newton + 1 sqrt
+``rk4``                       4      drifts  drifts  drifts              no     4 evaluations
+``exact``                     exact  exact   exact   exact               yes    elliptic (SciPy)
+``none``                      0      exact   no      exact               sph.   1 Q
+``momentum_first_symmetric``  2      exact   exact   bounded, no drift   yes    (4 + n) Q, see below
+============================  =====  ======  ======  ==================  =====  ====================
+
+"J_mid"/"J_max": the energy factor ``J_L = L·JL/|L|²`` is pushed to the median / largest
+inverse moment. "local O(dt³)": one step's energy error; globally O(dt²) over a fixed
+time, with a slow drift over very long runs (``J_L`` moves ~1e-3 over 2e4 steps of
+``|omega| dt ~ 0.1``). ``none`` keeps ``|L|`` and energy only because it
+spins the body about a fixed ``omega``: it is the wrong motion (order 0).
+
+* ``explicit`` (§2.4): ``omega1 = omega0 + dt J_w (tau - omega0 × L0)``,
+  ``R1 = Q(omega1 dt) R0``. Forward Euler with the gyroscopic term:
+  ``|L1|² = |L0|² + |k|² dt²``, ``k = omega × L``; blows up after O(1/dt²) steps.
+* ``jolt`` (§2.5, Jolt's ``ApplyGyroscopicForceInternal``): body frame
+  ``L' = L0 - dt omega_b × L0`` rescaled to ``|L0|``; then the torque
+  ``omega += dt J_w tau``; ``R1 = Q(omega1 dt) R0``.
+* ``naive_rotation`` (§2.6): ``L1 = Q(-omega0 dt) L0`` (body); torque; ``R1 = Q(omega1 dt) R0``.
+* ``jolt_rotation`` (§2.7): ``L1 = Q(-Omega dt) L0`` with ``Omega = (J - J_L) L0``; torque.
+* ``modified_jolt`` (§2.10): torque first, ``L' = L0 + dt tau``; ``J' = J_k = k·Jk/|k|²``
+  (``J_L`` when ``k = 0`` by the relative test ``|k| <= 1e-12 |omega||L|``),
+  ``Omega = omega' - J' L'``, ``L1 = Q(-Omega dt) L'``, ``R1 = Q(omega1 dt) R0``.
+* ``modified_jolt_cayley``: the same with the trig-free Cayley rotation of ``L``
+  (angle ``2 atan(|Omega| dt/2)``).
+* ``momentum_first`` (§2.10): as modified Jolt for ``L``, but
+  ``R1 = Q(J' L' dt) Q(Omega dt) R0``; world ``L`` changes only by torque; exactly
+  equivariant under ``J -> J + c`` and ``J -> sJ``.
+* ``implicit`` (§3.2, Catto GDC 2015, Bullet ``computeGyroscopicImpulseImplicit_Body``):
+  one Newton step of implicit Euler in the body frame, then the torque impulse; stable but
+  dissipative.
+* ``magnus``: ``alpha = J_w (tau - omega0 × L0)`` held over the step,
+  ``omega1 = omega0 + dt alpha``, ``R1 = exp(Omega) R0`` with the order-2 Magnus vector of
+  :func:`tumble.kinematics.magnus`; the attitude update is exact for the linear
+  ``omega(t)``, but ``omega`` itself is forward Euler, so the method is first order.
+* ``splitting`` (§5.1.1, McLachlan/Reich/Touma-Wisdom, = NO_SQUISH): exact flows of
+  ``T_i = ½ J_i L_i²`` composed ``Φ1(dt/2) Φ2(dt/2) Φ3(dt) Φ2(dt/2) Φ1(dt/2)`` (axis 3, the
+  third inverse moment, in the middle), torque as Strang half kicks. Symplectic, symmetric.
+* ``midpoint`` (§5.1.3): implicit midpoint on the body Euler equations (Newton to round-off)
+  with the Cayley attitude ``R1 = R0 cay(dt omega_bar)``; conserves ``|L|``, ``E`` and
+  ``L_w``; torque as Strang half kicks.
+* ``rk4`` (§5.1.6): classical RK4 on ``(L_b, q)``, ``q`` renormalised each step.
+* ``exact``: :func:`tumble.exact.torque_free` (torque-free only).
+* ``none``: no gyroscopic term, ``omega1 = omega0 + dt J_w tau`` (what many games do); not
+  consistent with Euler's equations unless ``omega ∥ L``.
+* ``momentum_first_symmetric`` (beyond the article): ``Φ(dt/2) ∘ Φ*(dt/2)`` with ``Φ`` the
+  torque-free momentum-first step and ``Φ*(h) = Φ(-h)⁻¹`` its adjoint (solved by fixed-point
+  iteration, ``n`` passes of one ``Q`` each: about 6-10 for ``|omega| dt`` from 0.025 to
+  0.2, 16-21 near one radian per step); torque as Strang half kicks. Symmetric, so second
+  order; ``L_w`` and ``|L|`` exact even when the iteration stops early; exact for symmetric
+  and spherical tops.
+  Energy is not conserved exactly but shows no drift (a symmetric method on a reversible
+  system). Measured against ``splitting`` in ``docs/integrators.md``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tumble._errors import InputError, TumbleWarning
+from tumble._kernels import rigid as _k
+from tumble._kernels.rotation import matrix_to_quat_gu
+from tumble._validate import as_choice, as_float_array, as_int, as_scalar, broadcast_leading
+from tumble.rotation import unit_quat
+
+__all__ = [
+    "METHODS",
+    "ORDERS",
+    "DivergenceWarning",
+    "Trajectory",
+    "angular_acceleration",
+    "angular_momentum",
+    "energy",
+    "principal_axes",
+    "simulate",
+    "step",
+    "world_inverse_inertia",
+]
+
+METHODS: tuple[str, ...] = (
+    "explicit",
+    "jolt",
+    "naive_rotation",
+    "jolt_rotation",
+    "modified_jolt",
+    "modified_jolt_cayley",
+    "momentum_first",
+    "implicit",
+    "magnus",
+    "splitting",
+    "midpoint",
+    "rk4",
+    "exact",
+    "none",
+    "momentum_first_symmetric",
+)
+"""Names of the integrators of :func:`step` and :func:`simulate` (see the module table)."""
+
+ORDERS: dict[str, float] = {
+    "explicit": 1,
+    "jolt": 1,
+    "naive_rotation": 1,
+    "jolt_rotation": 1,
+    "modified_jolt": 1,
+    "modified_jolt_cayley": 1,
+    "momentum_first": 1,
+    "implicit": 1,
+    "magnus": 1,
+    "splitting": 2,
+    "midpoint": 2,
+    "rk4": 4,
+    "exact": float("inf"),
+    "none": 0,
+    "momentum_first_symmetric": 2,
+}
+"""Global order of the attitude error of each method (``inf``: exact; 0: inconsistent)."""
+
+
+class DivergenceWarning(TumbleWarning):
+    """:func:`simulate` produced non-finite records: the method diverged.
+
+    Some methods genuinely blow up (``explicit`` after ``O(1/dt²)`` steps, see the module
+    table); the records are kept, NaN or infinite from the first diverged one on, and the
+    message gives that record and its time. Callers that expect and detect a blow-up
+    silence it with :func:`warnings.catch_warnings`.
+    """
+
+
+_KERNEL_IDS = {
+    "explicit": _k.EXPLICIT,
+    "jolt": _k.JOLT,
+    "naive_rotation": _k.NAIVE_ROTATION,
+    "jolt_rotation": _k.JOLT_ROTATION,
+    "modified_jolt": _k.MODIFIED_JOLT,
+    "modified_jolt_cayley": _k.MODIFIED_JOLT_CAYLEY,
+    "momentum_first": _k.MOMENTUM_FIRST,
+    "implicit": _k.IMPLICIT,
+    "magnus": _k.MAGNUS,
+    "splitting": _k.SPLITTING,
+    "midpoint": _k.MIDPOINT,
+    "rk4": _k.RK4,
+    "none": _k.NONE,
+    "momentum_first_symmetric": _k.MOMENTUM_FIRST_SYMMETRIC,
+}
+
+_NEED_INVERTIBLE = ("implicit",)
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Recorded states of :func:`simulate`; the record index comes first.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_records,)
+        Record times, ``t[0] = 0`` and ``t[-1] = steps * dt``.
+    q : ndarray, shape (n_records, ..., 4)
+        Body-to-world unit quaternions.
+    omega : ndarray, shape (n_records, ..., 3)
+        World angular velocity.
+    L : ndarray, shape (n_records, ..., 3)
+        World angular momentum ``I_w omega``.
+    L_body : ndarray, shape (n_records, ..., 3)
+        Body-frame angular momentum ``Rᵀ L``.
+    energy : ndarray, shape (n_records, ...)
+        Kinetic energy ``½ omega·L``.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    omega: np.ndarray
+    L: np.ndarray
+    L_body: np.ndarray
+    energy: np.ndarray
+
+
+# --------------------------------------------------------------------------------------
+# validation
+
+
+def _quat(q: Any, dtype: np.dtype | None = None) -> np.ndarray:
+    """``q`` as a unit quaternion array (normalised; zero or overflowing norm rejected)."""
+    return unit_quat(q, "q", dtype)
+
+
+def _inv_inertia(J: Any, dtype: np.dtype | None = None) -> np.ndarray:
+    J = as_float_array(J, "inv_inertia", (3,), dtype=dtype)
+    if np.any(J < 0):
+        raise InputError(
+            f"inv_inertia: expected inverse moments >= 0 (0 = an axis that cannot turn), "
+            f"got minimum {J.min()}"
+        )
+    return J
+
+
+def _dtype_of(*xs: Any) -> np.dtype:
+    """The float dtype the result should have: float32 only if every input is float32."""
+    kinds = [np.asarray(x).dtype for x in xs if x is not None and not callable(x)]
+    if kinds and all(k == np.float32 for k in kinds):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def _state(q: Any, omega: Any, inv_inertia: Any, extra: dict[str, Any] | None = None):
+    """Validate ``q``, ``omega``, ``inv_inertia`` (and named extra vectors) to one dtype and
+    broadcast batch shape; returns the arrays, the batch shape and the dtype."""
+    extra = extra or {}
+    dtype = _dtype_of(q, omega, inv_inertia, *extra.values())
+    qa = _quat(q, dtype)
+    wa = as_float_array(omega, "omega", (3,), dtype=dtype)
+    Ja = _inv_inertia(inv_inertia, dtype)
+    ea = {k: as_float_array(v, k, (3,), dtype=dtype) for k, v in extra.items()}
+    named = {"q": (qa, 1), "omega": (wa, 1), "inv_inertia": (Ja, 1)}
+    named.update({k: (v, 1) for k, v in ea.items()})
+    batch = broadcast_leading(**named)
+    return qa, wa, Ja, ea, batch, dtype
+
+
+# --------------------------------------------------------------------------------------
+# dynamics
+
+
+def world_inverse_inertia(q: Any, inv_inertia: Any) -> np.ndarray:
+    """World inverse inertia tensor ``J_w = R diag(J) Rᵀ``.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Body-to-world quaternion (normalised here).
+    inv_inertia : array_like, shape (..., 3)
+        Principal inverse moments ``J``, ``>= 0``.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        Symmetric positive semi-definite; exact to round-off (9 rotations of basis vectors).
+    """
+    dtype = _dtype_of(q, inv_inertia)
+    qa = _quat(q, dtype)
+    Ja = _inv_inertia(inv_inertia, dtype)
+    broadcast_leading(q=(qa, 1), inv_inertia=(Ja, 1))
+    return _k.world_inverse_inertia_gu(qa, Ja)
+
+
+def angular_momentum(q: Any, omega: Any, inv_inertia: Any) -> np.ndarray:
+    """World angular momentum ``L = I_w omega = R I Rᵀ omega``.
+
+    Where ``J_i = 0`` the axis is held by a constraint and carries no momentum here
+    (``I_i`` is taken as 0: the pseudo-inverse), so ``omega``'s body component on it is
+    ignored.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+    omega : array_like, shape (..., 3)
+        World angular velocity.
+    inv_inertia : array_like, shape (..., 3)
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+    """
+    qa, wa, Ja, _, _, _ = _state(q, omega, inv_inertia)
+    return _k.angular_momentum_gu(qa, wa, Ja)
+
+
+def energy(q: Any, omega: Any, inv_inertia: Any) -> np.ndarray:
+    """Rotational kinetic energy ``E = ½ omega·L = ½ Σ I_i omega_b,i²`` (locked axes: 0).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+    omega : array_like, shape (..., 3)
+        World angular velocity.
+    inv_inertia : array_like, shape (..., 3)
+
+    Returns
+    -------
+    ndarray, shape (...)
+    """
+    qa, wa, Ja, _, _, _ = _state(q, omega, inv_inertia)
+    return _k.energy_gu(qa, wa, Ja)
+
+
+def angular_acceleration(torque: Any, omega: Any, q: Any, inv_inertia: Any) -> np.ndarray:
+    """Angular acceleration with the gyroscopic term: ``alpha = I_w⁻¹ (tau - omega × L)``.
+
+    From ``tau = dL/dt = d(I_w omega)/dt = I_w alpha + omega × L`` with ``I_w = R I Rᵀ``
+    (``dI_w/dt = [omega]× I_w - I_w [omega]×``). All vectors in the world frame; evaluated
+    as ``R J (Rᵀ tau + L_b × omega_b)``. On a locked axis (``J_i = 0``) ``alpha`` has no body
+    component: the constraint absorbs the torque.
+
+    Parameters
+    ----------
+    torque : array_like, shape (..., 3)
+        World torque ``tau``.
+    omega : array_like, shape (..., 3)
+        World angular velocity.
+    q : array_like, shape (..., 4)
+    inv_inertia : array_like, shape (..., 3)
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+    """
+    qa, wa, Ja, ea, _, _ = _state(q, omega, inv_inertia, {"torque": torque})
+    return _k.angular_acceleration_gu(ea["torque"], wa, qa, Ja)
+
+
+def principal_axes(I: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Principal inverse moments and principal frame of a symmetric inertia tensor.
+
+    ``I = R diag(1/J) Rᵀ`` with ``R`` the matrix of the returned quaternion. The moments
+    are sorted **ascending** (``1/J1 <= 1/J2 <= 1/J3``, so the inverse moments come out
+    descending); repeated moments give some orthonormal basis of their eigenspace. ``R``
+    takes principal (body) coordinates to the frame ``I`` is given in (``det R = +1``), so a
+    body whose model-to-world rotation is ``q_model`` simulates with ``q_model ⊗ q``.
+
+    Parameters
+    ----------
+    I : array_like, shape (..., 3, 3)
+        Symmetric positive-definite inertia tensor (symmetric to ``1e-10`` of its largest
+        entry for float64, ``1e-5`` for float32).
+
+    Returns
+    -------
+    inv_inertia : ndarray, shape (..., 3)
+    q : ndarray, shape (..., 4)
+
+    Raises
+    ------
+    InputError
+        Wrong shape, non-finite, non-symmetric or not positive definite.
+    """
+    Ia = as_float_array(I, "I", (3, 3))
+    scale = np.max(np.abs(Ia), axis=(-2, -1), keepdims=True)
+    tol = 1e-10 if Ia.dtype == np.float64 else 1e-5
+    if np.any(np.abs(Ia - np.swapaxes(Ia, -1, -2)) > tol * scale):
+        raise InputError("I: expected a symmetric tensor, got I != I^T")
+    moments, vecs = np.linalg.eigh(Ia)
+    if np.any(~(moments > 0)):
+        raise InputError(
+            f"I: expected a positive-definite tensor, got smallest principal moment {moments.min()}"
+        )
+    det = np.linalg.det(vecs)
+    vecs[..., :, 2] *= np.sign(det)[..., None]
+    flat = np.ascontiguousarray(vecs).reshape((*vecs.shape[:-2], 9))
+    q = matrix_to_quat_gu(flat, np.empty(4, dtype=Ia.dtype))
+    return (1.0 / moments).astype(Ia.dtype), q
+
+
+# --------------------------------------------------------------------------------------
+# integrators
+
+
+def _method(method: Any, inv_inertia: np.ndarray, torque: Any) -> str:
+    name = as_choice(method, "method", METHODS)
+    if name in _NEED_INVERTIBLE and np.any(inv_inertia == 0):
+        raise InputError(
+            f"inv_inertia: method {name!r} needs every inverse moment > 0 (no locked axis); "
+            f"got {inv_inertia.min()}"
+        )
+    if name == "exact" and torque is not None:
+        raise InputError("torque: method 'exact' is the torque-free solution; got a torque")
+    return name
+
+
+def _flat(a: np.ndarray, batch: tuple[int, ...], n: int) -> np.ndarray:
+    """Broadcast ``a`` to ``batch + (n,)`` and flatten the batch, as a contiguous array."""
+    return np.ascontiguousarray(np.broadcast_to(a, (*batch, n)).reshape(-1, n))
+
+
+def _torque_now(
+    torque: Callable,
+    t: float,
+    q: np.ndarray,
+    w: np.ndarray,
+    batch: tuple[int, ...],
+    dtype: np.dtype,
+) -> np.ndarray:
+    """Call a torque callable and validate what it returns."""
+    tau = as_float_array(torque(t, q, w), "torque(t, q, omega)", (3,), dtype=dtype)
+    try:
+        return _flat(tau, batch, 3)
+    except ValueError:
+        raise InputError(
+            f"torque(t, q, omega): expected a result that broadcasts to {(*batch, 3)}, "
+            f"got shape {tau.shape}"
+        ) from None
+
+
+def step(
+    q: Any,
+    omega: Any,
+    inv_inertia: Any,
+    dt: Any,
+    method: str,
+    torque: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Advance the rotational state by one step of ``method``.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Body-to-world quaternion (normalised on input).
+    omega : array_like, shape (..., 3)
+        World angular velocity.
+    inv_inertia : array_like, shape (..., 3)
+        Principal inverse moments, ``>= 0`` (0: a locked axis; see the module docstring).
+    dt : float
+        Time step (negative runs backwards).
+    method : str
+        One of :data:`METHODS` (table in the module docstring).
+    torque : None, array_like of shape (..., 3), or callable, optional
+        World torque held constant over the step; a callable is called as
+        ``torque(0.0, q, omega)``. Not allowed with ``"exact"``.
+
+    Returns
+    -------
+    q1 : ndarray, shape (..., 4)
+    omega1 : ndarray, shape (..., 3)
+        Batch shape is the broadcast of the inputs'; dtype float32 only if all inputs are.
+
+    Raises
+    ------
+    InputError
+        Bad input, and also finite input so large that the step overflows float64 (say
+        ``omega = [1e200, 1e200, 0]``): the message names ``q, omega, inv_inertia, dt``
+        (and ``torque``), never a silent NaN.
+
+    Notes
+    -----
+    The compiled methods compute in float64 and round the result to the input dtype.
+    """
+    dts = as_scalar(dt, "dt")
+    tq = None if torque is None or callable(torque) else torque
+    qa, wa, Ja, ea, batch, dtype = _state(
+        q, omega, inv_inertia, {} if tq is None else {"torque": tq}
+    )
+    name = _method(method, Ja, torque)
+    if name == "exact":
+        from tumble.exact import torque_free
+
+        q1, w1 = _exact_call(torque_free, "dt", qa, _free_omega(qa, wa, Ja), Ja, dts)
+        return (
+            np.broadcast_to(q1, (*batch, 4)).astype(dtype),
+            np.broadcast_to(w1, (*batch, 3)).astype(dtype),
+        )
+    if callable(torque):
+        tau = _torque_now(
+            torque,
+            0.0,
+            np.broadcast_to(qa, (*batch, 4)),
+            np.broadcast_to(wa, (*batch, 3)),
+            batch,
+            dtype,
+        )
+    elif tq is None:
+        tau = np.zeros((int(np.prod(batch)), 3), dtype=dtype)
+    else:
+        tau = _flat(ea["torque"], batch, 3)
+    Lb = _k.body_momentum_gu(qa, wa, Ja)
+    qf, Lf, Jf = (_flat(a, batch, a.shape[-1]).astype(np.float64) for a in (qa, Lb, Ja))
+    q1 = np.empty_like(qf)
+    L1 = np.empty_like(Lf)
+    _k.step_kernel(_KERNEL_IDS[name], qf, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
+    w1 = _k.world_omega_gu(q1, L1, Jf)
+    _check_step(name, q1, w1, Lf, batch, tq is not None or callable(torque))
+    return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
+
+
+def _check_step(
+    name: str,
+    q1: np.ndarray,
+    w1: np.ndarray,
+    L0: np.ndarray,
+    batch: tuple[int, ...],
+    with_torque: bool,
+) -> None:
+    """Raise if one step from a finite, validated state gave NaN or infinity.
+
+    The inputs were finite, so the magnitudes overflowed float64 inside the step: as in
+    :mod:`tumble.kinematics`, the error names the inputs whose size is to blame.
+    """
+    bad = ~(np.all(np.isfinite(q1), axis=-1) & np.all(np.isfinite(w1), axis=-1))
+    if not np.any(bad):
+        return
+    where = np.unravel_index(int(np.argmax(bad)), batch) if batch else ()
+    names = "q, omega, inv_inertia, " + ("torque, " if with_torque else "") + "dt"
+    cause = "the body momentum L = I omega" if not np.all(np.isfinite(L0)) else "the step"
+    raise InputError(
+        f"{names}: values so large that {cause} overflows float64 in method {name!r} "
+        f"(first at batch index {tuple(int(i) for i in where)}); expected |omega| dt and "
+        "|L| well below 1e150"
+    )
+
+
+def _exact_call(func: Callable, dt_name: str, *args: Any) -> Any:
+    """Call :mod:`tumble.exact` naming this module's arguments in its errors."""
+    try:
+        return func(*args)
+    except InputError as exc:
+        text = str(exc)
+        for theirs, ours in (("t:", f"{dt_name}:"), ("omega0", "omega"), ("q0", "q")):
+            if text.startswith(theirs):
+                raise InputError(ours + text[len(theirs) :]) from None
+        raise
+
+
+def _free_omega(qa: np.ndarray, wa: np.ndarray, Ja: np.ndarray) -> np.ndarray:
+    """``omega`` without its body component on locked axes (what the other methods use)."""
+    if np.all(Ja > 0):
+        return wa
+    return _k.world_omega_gu(qa, _k.body_momentum_gu(qa, wa, Ja), Ja)
+
+
+def _n_records(steps: int, every: int) -> int:
+    return steps // every + 1 + (1 if steps % every else 0)
+
+
+def simulate(
+    q: Any,
+    omega: Any,
+    inv_inertia: Any,
+    dt: Any,
+    steps: Any,
+    method: str,
+    torque: Any = None,
+    every: Any = 1,
+) -> Trajectory:
+    """Run ``steps`` steps of ``method`` and record every ``every``-th state.
+
+    Records are taken at steps ``0, every, 2 every, ...`` and at the final step ``steps``
+    even when ``steps`` is not a multiple of ``every`` (then the last interval is shorter):
+    ``n_records = floor(steps/every) + 1`` plus one if ``every`` does not divide ``steps``.
+
+    With no torque or an array torque, one compiled kernel loops over the steps of each
+    body (``prange`` over the flattened batch) with the state in registers, in float64, and
+    writes only the records. A callable ``torque(t, q, omega)`` is called once per step with
+    the state at the start of the step (``t = n dt``, arrays of the batch shape) and its value
+    is held over the step; then the step loop runs in Python over a batched step kernel,
+    which costs a few microseconds of overhead per step plus the callable itself. The
+    ``"exact"`` method evaluates :func:`tumble.exact.torque_free` at each record time from
+    the initial state (no accumulated error).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Initial body-to-world quaternion (normalised on input).
+    omega : array_like, shape (..., 3)
+        Initial world angular velocity.
+    inv_inertia : array_like, shape (..., 3)
+        Principal inverse moments, ``>= 0``.
+    dt : float
+        Time step.
+    steps : int
+        Number of steps, ``>= 0``.
+    method : str
+        One of :data:`METHODS`.
+    torque : None, array_like of shape (..., 3), or callable, optional
+        World torque (constant over each step). Not allowed with ``"exact"``.
+    every : int, optional
+        Record interval in steps, ``>= 1``.
+
+    Returns
+    -------
+    Trajectory
+        Arrays with the record index first, dtype float32 only if all inputs are float32.
+
+    Raises
+    ------
+    InputError
+        Bad input, or input whose *first* step already overflows float64 (a huge
+        ``omega`` or ``dt``), exactly as :func:`step` reports it; for ``"exact"``, a time
+        ``steps * dt`` beyond :data:`tumble.exact.MAX_PHASE` names ``dt, steps``.
+
+    Warns
+    -----
+    DivergenceWarning
+        When a later step makes the state non-finite: the method diverged (``explicit``
+        does after ``O(1/dt²)`` steps). The records are returned as computed, NaN or
+        infinite from the record named in the message on: that is the method's behaviour,
+        not a failure to report.
+    """
+    dts = as_scalar(dt, "dt")
+    n_steps = as_int(steps, "steps", minimum=0)
+    n_every = as_int(every, "every", minimum=1)
+    tq = None if torque is None or callable(torque) else torque
+    qa, wa, Ja, ea, batch, dtype = _state(
+        q, omega, inv_inertia, {} if tq is None else {"torque": tq}
+    )
+    name = _method(method, Ja, torque)
+    n_rec = _n_records(n_steps, n_every)
+    idx = np.minimum(np.arange(n_rec) * n_every, n_steps)
+    t = (idx * dts).astype(dtype)
+    if name == "exact":
+        return _simulate_exact(qa, wa, Ja, t, batch, dtype)
+    # Read-only in the kernels (the torque loop steps into new arrays): no copies needed.
+    qf = _flat(qa, batch, 4).astype(np.float64, copy=False)
+    Jf = _flat(Ja, batch, 3).astype(np.float64, copy=False)
+    Lf = _flat(_k.body_momentum_gu(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
+    n = qf.shape[0]
+    # The kernels are compiled for float64 only (one compilation); float32 is rounded at the end.
+    out_q = np.empty((n_rec, n, 4))
+    out = [np.empty((n_rec, n, 3)) for _ in range(3)]
+    out_e = np.empty((n_rec, n))
+    mid = _KERNEL_IDS[name]
+    bad = 1
+    if callable(torque):
+        qc = qf
+        _k.record_kernel(qc, Lf, Jf, 0, out_q, *out, out_e)
+        r = 1
+        for s in range(1, n_steps + 1):
+            q_now = qc.astype(dtype).reshape((*batch, 4))
+            w_now = _k.world_omega_gu(qc, Lf, Jf).astype(dtype).reshape((*batch, 3))
+            tau = _torque_now(torque, (s - 1) * dts, q_now, w_now, batch, dtype)
+            q1 = np.empty_like(qc)
+            L1 = np.empty_like(Lf)
+            _k.step_kernel(mid, qc, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
+            if s == 1:
+                _check_step(name, q1, _k.world_omega_gu(q1, L1, Jf), Lf, batch, True)
+            qc, Lf = q1, L1
+            if s % n_every == 0 or s == n_steps:
+                _k.record_kernel(qc, Lf, Jf, r, out_q, *out, out_e)
+                r += 1
+    else:
+        tau = (np.zeros((n, 3)) if tq is None else _flat(ea["torque"], batch, 3)).astype(np.float64)
+        # The kernel counts non-finite records, so finite runs skip both NumPy passes.
+        bad = _k.simulate_kernel(mid, qf, Lf, Jf, tau, dts, n_steps, n_every, out_q, *out, out_e)
+        if bad and n_steps:
+            # The first step alone tells an input overflow (an InputError, as in ``step``)
+            # from a divergence of the method later on (a DivergenceWarning below).
+            step(qa, wa, Ja, dts, name, tq)
+    if bad:
+        _warn_divergence(name, t, out_q, out[0], out_e)
+    shape = (n_rec, *batch)
+    return Trajectory(
+        t=t,
+        q=out_q.astype(dtype, copy=False).reshape((*shape, 4)),
+        omega=out[0].astype(dtype, copy=False).reshape((*shape, 3)),
+        L=out[1].astype(dtype, copy=False).reshape((*shape, 3)),
+        L_body=out[2].astype(dtype, copy=False).reshape((*shape, 3)),
+        energy=out_e.astype(dtype, copy=False).reshape(shape),
+    )
+
+
+def _warn_divergence(
+    name: str, t: np.ndarray, q: np.ndarray, w: np.ndarray, e: np.ndarray
+) -> None:
+    """Warn (:class:`DivergenceWarning`) if any record of ``(n_rec, n, ·)`` is non-finite."""
+    bad = ~(np.all(np.isfinite(q), axis=-1) & np.all(np.isfinite(w), axis=-1) & np.isfinite(e))
+    if not np.any(bad):
+        return
+    rec = np.any(bad, axis=1)
+    r = int(np.argmax(rec))
+    warnings.warn(
+        f"method {name!r} diverged: records are non-finite from record {r} (t = {t[r]:.6g}) "
+        f"on, in {int(np.sum(bad[-1]))} of {bad.shape[1]} bodies at the end; the records are "
+        "kept (NaN or inf after the blow-up). Take a smaller dt or a stable method.",
+        DivergenceWarning,
+        stacklevel=3,
+    )
+
+
+def _simulate_exact(
+    qa: np.ndarray,
+    wa: np.ndarray,
+    Ja: np.ndarray,
+    t: np.ndarray,
+    batch: tuple[int, ...],
+    dtype: np.dtype,
+) -> Trajectory:
+    """Records of the exact torque-free motion, each evaluated from the initial state."""
+    from tumble.exact import torque_free
+
+    shape = (t.size, *batch)
+    qr, wr = _exact_call(
+        torque_free, "dt, steps", qa, _free_omega(qa, wa, Ja), Ja, t.astype(np.float64)
+    )
+    qx = np.broadcast_to(np.asarray(qr, dtype=np.float64), (*shape, 4))
+    wx = np.broadcast_to(np.asarray(wr, dtype=np.float64), (*shape, 3))
+    Jx = np.broadcast_to(Ja, (*batch, 3)).astype(np.float64)
+    Lb = _k.body_momentum_gu(qx, wx, Jx)
+    return Trajectory(
+        t=t,
+        q=qx.astype(dtype),
+        omega=wx.astype(dtype),
+        L=_k.angular_momentum_gu(qx, wx, Jx).astype(dtype),
+        L_body=Lb.astype(dtype),
+        energy=_k.energy_gu(qx, wx, Jx).astype(dtype),
+    )

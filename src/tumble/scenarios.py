@@ -1,0 +1,443 @@
+"""Test cases for the rigid-body integrators and their scores: the article's experiment.
+
+One place for the parametrisation that ``tumble compare``, the lab and sweeps share, and
+for the function that runs a set of methods on one case and scores them.
+
+The article's parametrisation (reference §2.10, the article author's ``run_analysis``):
+
+* inverse moments ``J = (min_j, min_j + median_j, min_j + 1)``: the range ``J_max -
+  J_min`` is fixed to 1 (changing it is the same as rescaling time), ``min_j > 0`` adds a
+  constant to all three (``J -> J + c`` only turns the body about ``L``), and
+  ``median_j`` in ``[0, 1]`` places the median moment (0: a long bar, 1: a flat plate,
+  both symmetric tops);
+* world angular momentum along ``z`` with ``|L| = 1``;
+* initial attitude ``Q(θ ŷ)``, ``θ = ½ acos(2 energy - 1)``, so that the energy factor
+  ``J_L = 2E/|L|²`` starts at ``min_j + energy``: ``energy`` in ``[0, 1]`` is the fraction
+  between the minimum and the maximum energy for this ``|L|`` (``energy`` close to
+  ``median_j`` gives the Dzhanibekov "taco" orbits).
+
+Time step: ``dt = rotation_period / steps_per_rotation`` and ``steps = rotations *
+steps_per_rotation``, with the **rotation period** ``P = 2π / ((J_max - J_min) |L|)``: one
+turn at the rate ``(J_max - J_min)|L|`` that drives the body-frame motion (``dL_b/dt = L_b ×
+(J L_b)`` only sees differences of the ``J_i``). ``P`` does not change under ``J -> J + c``
+(so the ``min_j`` symmetry compares like with like) and scales as ``1/s`` under ``J -> sJ``.
+For the article's bodies ``P = 2π``, and the defaults (64 steps per rotation, 20
+rotations) run to ``t = 40π``, the article's duration. (The article's toy steps with ``dt =
+1/res_t``, i.e. ``res_t`` steps per radian; here the unit is a full turn.) A spherical body
+has no body-frame motion; its period is the spin period ``2π / (J |L|)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+
+from tumble import diagnostics, rigid
+from tumble._errors import InputError
+from tumble._validate import as_choice, as_float_array, as_int, as_scalar
+
+__all__ = [
+    "DEFAULTS",
+    "MAX_ROTATIONS",
+    "MAX_STEPS_PER_ROTATION",
+    "TIMING_BODY_STEPS",
+    "Case",
+    "MethodResult",
+    "Scores",
+    "article_case",
+    "explicit_case",
+    "rotation_period",
+    "run_methods",
+    "score",
+    "time_per_step",
+]
+
+DEFAULTS: dict[str, float] = {
+    "min_j": 0.5,
+    "median_j": 0.5,
+    "energy": 0.4,
+    "steps_per_rotation": 64,
+    "rotations": 20,
+}
+"""Defaults of the article's parametrisation: an asymmetric body near the separatrix
+(``energy`` just below ``median_j``: a Dzhanibekov flip every few periods), 64 steps per
+rotation, 20 rotations (``t = 40π``)."""
+
+#: Largest ``rotations`` and ``steps_per_rotation`` a scenario accepts (the lab and
+#: ``tumble compare`` share them): 1e5 periods at 1e5 steps each is already 1e10 steps per
+#: method, hours of work; larger values are typing mistakes rather than experiments.
+MAX_ROTATIONS = 100_000.0
+MAX_STEPS_PER_ROTATION = 100_000
+
+
+@dataclass(frozen=True)
+class Case:
+    """One initial-value problem: a body, an initial state, a step and a duration.
+
+    Attributes
+    ----------
+    inv_inertia : ndarray, shape (3,)
+        Principal inverse moments ``J``.
+    q0 : ndarray, shape (4,)
+        Initial body-to-world quaternion.
+    omega0 : ndarray, shape (3,)
+        Initial **world** angular velocity.
+    dt : float
+        Time step, ``period / steps_per_rotation``.
+    steps : int
+        Number of steps, ``rotations * steps_per_rotation`` (rounded).
+    period : float
+        The rotation period ``2π / ((J_max - J_min) |L|)`` (module docstring).
+    """
+
+    inv_inertia: np.ndarray
+    q0: np.ndarray
+    omega0: np.ndarray
+    dt: float
+    steps: int
+    period: float
+
+    @property
+    def duration(self) -> float:
+        """Simulated time ``steps * dt``."""
+        return self.steps * self.dt
+
+
+def rotation_period(inv_inertia: Any, momentum: Any) -> float:
+    """The rotation period ``P = 2π / ((J_max - J_min) |L|)`` that sets the time step.
+
+    Parameters
+    ----------
+    inv_inertia : array_like, shape (3,)
+        Principal inverse moments, ``>= 0``.
+    momentum : float
+        ``|L|``, ``> 0``.
+
+    Returns
+    -------
+    float
+        ``2π / ((J_max - J_min)|L|)``; for a spherical body (``J_max = J_min``) the spin
+        period ``2π / (J |L|)``.
+
+    Raises
+    ------
+    InputError
+        ``|L| = 0`` or all inverse moments zero: nothing turns, so there is no period.
+    """
+    J = _inverse_moments(inv_inertia)
+    L = as_scalar(momentum, "momentum", nonnegative=True)
+    rate = (float(np.max(J)) - float(np.min(J))) or float(np.max(J))
+    if L == 0.0 or rate == 0.0:
+        raise InputError(
+            f"momentum: expected a body that turns (|L| > 0 and some J_i > 0), got |L| = {L}, "
+            f"J = {J.tolist()}"
+        )
+    return 2.0 * math.pi / (rate * L)
+
+
+def _inverse_moments(inv_inertia: Any) -> np.ndarray:
+    J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)
+    if J.shape != (3,):
+        raise InputError(f"inv_inertia: expected shape (3,) (one body), got shape {J.shape}")
+    if np.any(J < 0):
+        raise InputError(f"inv_inertia: expected inverse moments >= 0, got {J.tolist()}")
+    return J
+
+
+def _timing(period: float, steps_per_rotation: Any, rotations: Any) -> tuple[float, int]:
+    n = as_int(steps_per_rotation, "steps_per_rotation", minimum=1)
+    if n > MAX_STEPS_PER_ROTATION:
+        raise InputError(
+            f"steps_per_rotation: expected at most {MAX_STEPS_PER_ROTATION}, got {n}"
+        )
+    r = as_scalar(rotations, "rotations", nonnegative=True)
+    if r > MAX_ROTATIONS:
+        raise InputError(f"rotations: expected at most {MAX_ROTATIONS:g}, got {r:g}")
+    return period / n, round(r * n)
+
+
+def article_case(
+    min_j: Any = DEFAULTS["min_j"],
+    median_j: Any = DEFAULTS["median_j"],
+    energy: Any = DEFAULTS["energy"],
+    steps_per_rotation: Any = DEFAULTS["steps_per_rotation"],
+    rotations: Any = DEFAULTS["rotations"],
+) -> Case:
+    """The article's experiment (module docstring): ``J = (min_j, min_j + median_j,
+    min_j + 1)``, ``L_w = ẑ``, ``J_L(0) = min_j + energy``.
+
+    Parameters
+    ----------
+    min_j : float
+        Smallest inverse moment, ``> 0`` (the article's slider: 0.1 to 5).
+    median_j : float
+        Median inverse moment above ``min_j``, in ``[0, 1]``.
+    energy : float
+        Initial energy as a fraction between its minimum and maximum for ``|L| = 1``,
+        in ``[0, 1]``.
+    steps_per_rotation : int
+        Steps per rotation period ``P = 2π`` (``>= 1``).
+    rotations : float
+        Duration in periods (``>= 0``).
+
+    Returns
+    -------
+    Case
+    """
+    jmin = as_scalar(min_j, "min_j", positive=True)
+    f = as_scalar(median_j, "median_j")
+    e = as_scalar(energy, "energy")
+    for name, v in (("median_j", f), ("energy", e)):
+        if not 0.0 <= v <= 1.0:
+            raise InputError(f"{name}: expected a fraction in [0, 1], got {v}")
+    J = np.array([jmin, jmin + f, jmin + 1.0])
+    theta = 0.5 * math.acos(2.0 * e - 1.0)
+    q0 = np.array([math.cos(0.5 * theta), 0.0, math.sin(0.5 * theta), 0.0])
+    L_world = np.array([0.0, 0.0, 1.0])
+    # omega = R J Rᵀ L for R = Q(θ ŷ): Rᵀ ẑ = (-sin θ, 0, cos θ).
+    L_body = np.array([-math.sin(theta), 0.0, math.cos(theta)])
+    wb = J * L_body
+    omega0 = np.array(
+        [math.cos(theta) * wb[0] + math.sin(theta) * wb[2], 0.0,
+         -math.sin(theta) * wb[0] + math.cos(theta) * wb[2]]
+    )  # fmt: skip
+    period = rotation_period(J, float(np.linalg.norm(L_world)))
+    dt, steps = _timing(period, steps_per_rotation, rotations)
+    return Case(J, q0, omega0, dt, steps, period)
+
+
+def explicit_case(
+    inv_inertia: Any,
+    omega_body: Any,
+    steps_per_rotation: Any = DEFAULTS["steps_per_rotation"],
+    rotations: Any = DEFAULTS["rotations"],
+) -> Case:
+    """A body given directly: inverse moments and body-frame angular velocity.
+
+    The initial attitude is the identity (body = world frame at ``t = 0``), so
+    ``omega0 = omega_body`` and ``L = I omega_body``. On axes with ``J_i = 0`` (held by a
+    constraint) the component of ``omega_body`` must be 0.
+
+    Parameters
+    ----------
+    inv_inertia : array_like, shape (3,)
+        Principal inverse moments, ``>= 0``.
+    omega_body : array_like, shape (3,)
+        Initial body-frame angular velocity, with ``L != 0``.
+    steps_per_rotation : int
+        Steps per rotation period :func:`rotation_period` (``>= 1``).
+    rotations : float
+        Duration in periods (``>= 0``).
+
+    Returns
+    -------
+    Case
+    """
+    J = _inverse_moments(inv_inertia)
+    w = as_float_array(omega_body, "omega_body", (3,)).astype(np.float64)
+    if w.shape != (3,):
+        raise InputError(f"omega_body: expected shape (3,) (one body), got shape {w.shape}")
+    if np.any((J == 0) & (w != 0)):
+        raise InputError(
+            "omega_body: a zero inverse moment is an axis that cannot turn; expected 0 "
+            f"there, got omega_body = {w.tolist()} with inv_inertia = {J.tolist()}"
+        )
+    L = np.divide(w, J, out=np.zeros(3), where=J > 0)
+    period = rotation_period(J, float(np.linalg.norm(L)))
+    dt, steps = _timing(period, steps_per_rotation, rotations)
+    return Case(J, np.array([1.0, 0.0, 0.0, 0.0]), w, dt, steps, period)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """How well one method did on one case (worst values over the records).
+
+    Attributes
+    ----------
+    energy_error : float
+        ``max |E/E0 - 1|`` (:func:`tumble.diagnostics.max_energy_error`).
+    momentum_drift : float
+        ``max | |L|/|L0| - 1 |`` (:func:`tumble.diagnostics.momentum_drift`).
+    direction_drift : float
+        Largest angle of world ``L`` from its initial direction, radians
+        (:func:`tumble.diagnostics.direction_drift`).
+    attitude_error_end, attitude_error_max : float
+        Angle from the exact solution at the last record and the largest over the
+        records, radians (:func:`tumble.diagnostics.attitude_error`).
+    ns_per_step : float
+        Measured wall time of :func:`tumble.rigid.simulate` per step of one body on one
+        thread (:func:`time_per_step`), ``nan`` if not measured.
+    diverged_at : float or None
+        Time of the first non-finite record (the scores then cover the records before
+        it), or None.
+    """
+
+    energy_error: float
+    momentum_drift: float
+    direction_drift: float
+    attitude_error_end: float
+    attitude_error_max: float
+    ns_per_step: float
+    diverged_at: float | None = None
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """A method's recorded trajectory on a case and its scores."""
+
+    method: str
+    trajectory: rigid.Trajectory
+    scores: Scores
+
+
+def _finite_prefix(tr: rigid.Trajectory) -> int:
+    """Number of leading records whose state is finite."""
+    ok = (
+        np.all(np.isfinite(tr.q), axis=-1)
+        & np.all(np.isfinite(tr.L_body), axis=-1)
+        & np.all(np.isfinite(tr.omega), axis=-1)
+    )
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) if bad.size else ok.shape[0]
+
+
+def _head(tr: rigid.Trajectory, n: int) -> rigid.Trajectory:
+    return rigid.Trajectory(
+        t=tr.t[:n], q=tr.q[:n], omega=tr.omega[:n], L=tr.L[:n], L_body=tr.L_body[:n],
+        energy=tr.energy[:n],
+    )  # fmt: skip
+
+
+def score(trajectory: rigid.Trajectory, inv_inertia: Any, ns_per_step: float = math.nan) -> Scores:
+    """Score a torque-free single-body trajectory with :mod:`tumble.diagnostics`.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        Records ``(n, 4)``, ``(n, 3)``... of one body (no batch axes).
+    inv_inertia : array_like, shape (3,)
+    ns_per_step : float, optional
+        Passed through to :attr:`Scores.ns_per_step`.
+
+    Returns
+    -------
+    Scores
+        Records after the first non-finite one (a method that blew up) are left out and
+        the time of that record is reported in ``diverged_at``.
+    """
+    J = _inverse_moments(inv_inertia)
+    n = _finite_prefix(trajectory)
+    if n == 0:
+        raise InputError("trajectory: the first record is not finite")
+    diverged = None if n == trajectory.t.shape[0] else float(trajectory.t[n])
+    tr = _head(trajectory, n) if diverged is not None else trajectory
+    attitude = diagnostics.attitude_error(tr, J)
+    return Scores(
+        energy_error=float(diagnostics.max_energy_error(tr, J)),
+        momentum_drift=float(np.max(np.abs(diagnostics.momentum_drift(tr, J)))),
+        direction_drift=float(np.max(diagnostics.direction_drift(tr, J))),
+        attitude_error_end=float(attitude[-1]),
+        attitude_error_max=float(np.max(attitude)),
+        ns_per_step=ns_per_step,
+        diverged_at=diverged,
+    )
+
+
+def _simulate(case: Case, method: str, every: int) -> rigid.Trajectory:
+    with warnings.catch_warnings():
+        # A blow-up is part of the comparison: it is scored (``diverged_at``), not warned.
+        warnings.simplefilter("ignore", rigid.DivergenceWarning)
+        return rigid.simulate(
+            case.q0, case.omega0, case.inv_inertia, case.dt, case.steps, method, every=every
+        )
+
+
+#: Body-steps per timing run for the ns/step column: the case's body is replicated until a
+#: run has this many, so the fixed cost of a call (validation, thread launch) is amortised.
+TIMING_BODY_STEPS = 200_000
+
+
+def time_per_step(case: Case, method: str) -> float:
+    """Measured ns per step of one body of ``method`` on ``case``, single-threaded.
+
+    The body is replicated ``ceil(TIMING_BODY_STEPS / steps)`` times in one
+    :func:`tumble.rigid.simulate` call on one numba thread, recording only the first and
+    last states (stepping cost, not recording); the best of three runs, after a warm-up.
+    ``"exact"`` evaluates the closed form at every step instead (its cost is per
+    evaluation). ``nan`` when the case has no steps.
+    """
+    if case.steps == 0:
+        return math.nan
+    exact = method == "exact"
+    copies = 1 if exact else max(1, -(-TIMING_BODY_STEPS // case.steps))
+    q = np.broadcast_to(case.q0, (copies, 4))
+    w = np.broadcast_to(case.omega0, (copies, 3))
+    every = 1 if exact else case.steps
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        with warnings.catch_warnings():
+            # Only the time is wanted: a diverging method is timed like any other.
+            warnings.simplefilter("ignore", rigid.DivergenceWarning)
+            rigid.simulate(q, w, case.inv_inertia, case.dt, 1, method)
+            best = math.inf
+            for _ in range(3):
+                t0 = time.perf_counter()
+                rigid.simulate(q, w, case.inv_inertia, case.dt, case.steps, method, every=every)
+                best = min(best, time.perf_counter() - t0)
+    finally:
+        numba.set_num_threads(old)
+    return best / (copies * case.steps) * 1e9
+
+
+def run_methods(
+    case: Case,
+    methods: Sequence[str] | None = None,
+    every: Any = 1,
+    progress: Callable[[int, int, str], None] | None = None,
+    timing: bool = True,
+) -> dict[str, MethodResult]:
+    """Run each method on ``case`` with :func:`tumble.rigid.simulate` and score it.
+
+    Parameters
+    ----------
+    case : Case
+    methods : sequence of str, optional
+        Names from :data:`tumble.rigid.METHODS` (default: all of them, in that order).
+    every : int, optional
+        Record interval in steps (the scores are worst values over the records).
+    progress : callable, optional
+        Called as ``progress(i, n, method)`` before method ``i`` of ``n`` (0-based) runs.
+    timing : bool, optional
+        Measure ``ns_per_step`` (:func:`time_per_step`); ``False`` leaves it ``nan``.
+
+    Returns
+    -------
+    dict
+        ``{method: MethodResult}`` in the order of ``methods``.
+
+    Notes
+    -----
+    ``ns_per_step`` comes from :func:`time_per_step`, a separate single-threaded run.
+    """
+    names = list(rigid.METHODS if methods is None else methods)
+    if not names:
+        raise InputError("methods: expected at least one method name, got none")
+    for m in names:
+        as_choice(m, "methods", rigid.METHODS)
+    n_every = as_int(every, "every", minimum=1)
+    out: dict[str, MethodResult] = {}
+    for i, m in enumerate(names):
+        if progress is not None:
+            progress(i, len(names), m)
+        tr = _simulate(case, m, n_every)
+        ns = time_per_step(case, m) if timing else math.nan
+        out[m] = MethodResult(m, tr, score(tr, case.inv_inertia, ns))
+    return out

@@ -1,0 +1,146 @@
+"""Fixtures for the lab: an in-process client, a real uvicorn server, a headless Chromium.
+
+The browser tests need Debian's Chromium at ``/usr/bin/chromium`` and the ``playwright``
+Python package (its wheel carries the driver; no browser download). Where either is missing
+they are skipped with the reason in pytest's summary (``-ra``); under ``CI=true`` they fail
+instead, because CI must run them (``./dev test`` installs Chromium there as root).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the lab needs the lab extra: pip install -e '.[lab]'")
+pytest.importorskip("uvicorn", reason="the lab needs the lab extra: pip install -e '.[lab]'")
+
+import uvicorn
+
+with warnings.catch_warnings():
+    # Starlette's note that its test client will move from httpx to httpx2; not ours to fix.
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+    from fastapi.testclient import TestClient
+
+from tumble.lab.server import create_app
+
+#: Debian's Chromium; TUMBLE_CHROMIUM points the tests at another Chromium build.
+CHROMIUM = Path(os.environ.get("TUMBLE_CHROMIUM", "/usr/bin/chromium"))
+#: Flags known to work for headless Debian Chromium in a closed sandbox: no GPU, no
+#: background connections (they are refused here, many at a time), no sandbox as root.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def app():
+    return create_app()
+
+
+@pytest.fixture(scope="session")
+def client(app) -> Iterator[TestClient]:
+    with TestClient(app) as c:  # the context runs the start-up warm-up once
+        yield c
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LiveServer:
+    """uvicorn serving the lab on a free loopback port, in a background thread."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            create_app(), host="127.0.0.1", port=self.port, log_level="warning", backlog=512
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 120  # start-up warms up numba (compiles on a cold cache)
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the lab server did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def live_server() -> Iterator[LiveServer]:
+    with LiveServer() as server:
+        yield server
+
+
+def _browser_missing() -> str | None:
+    if not CHROMIUM.exists():
+        return (
+            f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; "
+            "./dev test does it when run as root) or set TUMBLE_CHROMIUM"
+        )
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright Python package is missing: pip install -e '.[dev]'"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser():
+    missing = _browser_missing()
+    if missing is not None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"BROWSER TESTS CANNOT RUN IN CI: {missing}")
+        pytest.skip(f"BROWSER TESTS SKIPPED: {missing}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(viewport={"width": 1280, "height": 1500})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    pg.on(
+        "request",
+        lambda req: (
+            errors.append(f"external request {req.url}")
+            if not req.url.startswith(live_server.url) and not req.url.startswith("data:")
+            else None
+        ),
+    )
+    pg.goto(live_server.url + "/")
+    pg.wait_for_function("window.tumbleLab && window.tumbleLab.completed >= 1", timeout=60_000)
+    pg.lab_errors = errors  # type: ignore[attr-defined]
+    yield pg
+    context.close()
+    assert errors == [], f"the page reported errors: {errors}"

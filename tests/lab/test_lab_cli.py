@@ -1,0 +1,85 @@
+"""`tumble lab`: argument wiring, loopback by default, --open, and the runner."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fastapi.testclient import TestClient  # imported first by conftest, warning filtered there
+
+from tumble import cli
+from tumble.lab import server
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    seen: list[tuple] = []
+    monkeypatch.setattr(server, "run", lambda *a, **k: seen.append((a, k)))
+    return seen
+
+
+def test_lab_defaults_to_loopback_and_port_8050(calls) -> None:
+    assert cli.main(["lab"]) == 0
+    assert calls == [(("127.0.0.1", 8050), {"open_browser": False})]
+
+
+def test_lab_host_port_and_open(calls) -> None:
+    assert cli.main(["lab", "--host", "0.0.0.0", "--port", "9001", "--open"]) == 0
+    assert calls == [(("0.0.0.0", 9001), {"open_browser": True})]
+
+
+@pytest.mark.parametrize("port", ["0", "70000", "-1", "http"])
+def test_lab_bad_port_exits_2(calls, port, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["lab", "--port", port])
+    assert exc.value.code == 2
+    assert "port" in capsys.readouterr().err
+    assert calls == []
+
+
+def test_run_binds_the_given_host_and_opens_the_browser(monkeypatch, capsys) -> None:
+    served: list[dict] = []
+    opened: list[str] = []
+
+    def fake_uvicorn_run(app, **kw):
+        served.append(kw)
+        with TestClient(app):  # runs the start-up, which announces the address
+            pass
+
+    monkeypatch.setattr("uvicorn.run", fake_uvicorn_run)
+    monkeypatch.setattr(server, "_open_when_up", lambda url: opened.append(url))
+    monkeypatch.setattr(server.api, "warm_up", lambda: None)
+    server.run(open_browser=True)
+    assert served[0]["host"] == "127.0.0.1"
+    assert served[0]["port"] == 8050
+    assert "serving on http://127.0.0.1:8050/" in capsys.readouterr().out
+    # The opener runs on a thread (it waits for the server); here it returns at once.
+    deadline = time.monotonic() + 5
+    while not opened and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert opened == ["http://127.0.0.1:8050/"]
+
+
+def test_open_when_up_waits_for_the_server(monkeypatch) -> None:
+    attempts: list[str] = []
+    opened: list[str] = []
+
+    class Answer:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    def urlopen(url, timeout):
+        attempts.append(url)
+        if len(attempts) < 3:
+            raise ConnectionRefusedError
+        return Answer()
+
+    monkeypatch.setattr(server.urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(server.time, "sleep", lambda s: None)
+    monkeypatch.setattr(server.webbrowser, "open", opened.append)
+    server._open_when_up("http://127.0.0.1:8050/")
+    assert attempts == ["http://127.0.0.1:8050/api/methods"] * 3
+    assert opened == ["http://127.0.0.1:8050/"]

@@ -1,0 +1,272 @@
+"""Tests of tumble.diagnostics on hand-made trajectories whose answers are known in closed
+form, plus the input forms (Trajectory-like objects, tuples) and validation."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from tumble import InputError, diagnostics, rotation
+from tumble.exact import torque_free
+
+#: Closed-form answers rebuilt through a few quaternion rotations: a few ulps.
+TOL = 1e-14
+
+
+def uniform_spin(
+    n: int = 9, j: float = 0.8
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A spherical body (J = j·1) turning uniformly: the exact free motion."""
+    rng = np.random.default_rng(1)
+    t = np.linspace(0.0, 4.0, n)
+    q0 = rotation.random_quat((), rng)
+    w0 = np.array([0.3, -1.2, 0.7])
+    q = rotation.quat_multiply(rotation.rotvec_to_quat(w0 * t[:, None]), q0)
+    omega = np.broadcast_to(w0, (n, 3)).copy()
+    return t, q, omega, np.full(3, j)
+
+
+def test_uniform_spin_conserves_everything() -> None:
+    t, q, w, J = uniform_spin()
+    traj = (t, q, w)
+    L = w / J[0]
+    assert np.allclose(diagnostics.momentum_world(traj, J), L, rtol=0, atol=TOL)
+    assert np.allclose(diagnostics.momentum_norm(traj, J), np.linalg.norm(L[0]), rtol=TOL)
+    assert np.max(np.abs(diagnostics.momentum_drift(traj, J))) <= TOL
+    assert np.max(diagnostics.direction_drift(traj, J)) <= TOL
+    assert np.max(np.abs(diagnostics.energy_error(traj, J))) <= TOL
+    assert diagnostics.max_energy_error(traj, J) <= TOL
+    assert np.allclose(diagnostics.energy(traj, J), 0.5 * w[0] @ L[0], rtol=TOL)
+    assert np.allclose(diagnostics.energy_factor(traj, J), J[0], rtol=TOL)
+    # k = omega × L = 0 for a spherical body: J_k falls back to J_L.
+    assert np.allclose(diagnostics.k_factor(traj, J), J[0], rtol=TOL)
+    assert np.max(diagnostics.attitude_error(traj, J)) <= 1e-13
+
+
+def test_known_momentum_changes() -> None:
+    """Fixed attitude, world omega turned by known angles and scaled by known factors."""
+    n = 6
+    t = np.arange(n, dtype=float)
+    q = np.tile(rotation.random_quat((), 2), (n, 1))
+    angles = np.linspace(0.0, 1.5, n)
+    scale = 1.0 + np.linspace(0.0, 1e-3, n)
+    axis = np.array([0.0, 0.0, 1.0])
+    w0 = np.array([1.0, 0.0, 0.5])
+    w = rotation.quat_rotate(rotation.rotvec_to_quat(axis * angles[:, None]), w0) * scale[:, None]
+    J = np.full(3, 2.0)  # spherical, so L_w = omega / 2 whatever the attitude
+    traj = (t, q, w)
+    # The angle between w(t) and w0 (not the turning angle: w0 is not normal to the axis).
+    cos = (w @ w0) / (np.linalg.norm(w, axis=-1) * np.linalg.norm(w0))
+    assert np.allclose(
+        diagnostics.direction_drift(traj, J), np.arccos(np.clip(cos, -1, 1)), atol=1e-7
+    )
+    assert np.allclose(diagnostics.momentum_drift(traj, J), scale - 1.0, rtol=0, atol=TOL)
+    assert np.allclose(diagnostics.energy_error(traj, J), scale**2 - 1.0, rtol=0, atol=TOL)
+    assert diagnostics.max_energy_error(traj, J) == pytest.approx(scale[-1] ** 2 - 1.0, abs=TOL)
+
+
+def test_direction_drift_small_angles_are_accurate() -> None:
+    """atan2 form: angles of 1e-9 come out to full relative precision (acos would not)."""
+    t = np.array([0.0, 1.0])
+    q = np.tile([1.0, 0.0, 0.0, 0.0], (2, 1))
+    w = np.array([[1.0, 0.0, 0.0], [np.cos(1e-9), np.sin(1e-9), 0.0]])
+    drift = diagnostics.direction_drift((t, q, w), np.ones(3))
+    assert drift[1] == pytest.approx(1e-9, rel=1e-12)
+
+
+def test_energy_factor_and_k_factor_hand_values() -> None:
+    """J = (1, 2, 3), L_b = (1, 1, 0): J_L = (1 + 2)/2; k = ω × L = (0, 0, -1), J_k = 3."""
+    J = np.array([1.0, 2.0, 3.0])
+    Lb = np.array([[1.0, 1.0, 0.0]])
+    q = np.array([[1.0, 0.0, 0.0, 0.0]])
+    traj = SimpleNamespace(t=np.zeros(1), q=q, omega=J * Lb, L_body=Lb)
+    assert diagnostics.energy_factor(traj, J)[0] == pytest.approx(1.5, rel=TOL)
+    assert diagnostics.k_factor(traj, J)[0] == pytest.approx(3.0, rel=TOL)
+    assert np.allclose(diagnostics.momentum_body(traj, J), Lb)
+
+
+def test_rayleigh_quotient_identity() -> None:
+    """(J_k - J_L)|k|² = -det(J - J_L)|L|⁴ (reference §2.11 item 5), on random states."""
+    rng = np.random.default_rng(3)
+    n = 50
+    J = rng.uniform(0.1, 3.0, 3)
+    Lb = rng.normal(size=(n, 3))
+    q = rotation.random_quat((n,), rng)
+    traj = (np.arange(n, dtype=float), q, rotation.quat_rotate(q, J * Lb))
+    JL = diagnostics.energy_factor(traj, J)
+    Jk = diagnostics.k_factor(traj, J)
+    k = np.cross(J * Lb, Lb)
+    lhs = (Jk - JL) * np.sum(k * k, axis=-1)
+    rhs = -np.prod(J - JL[:, None], axis=-1) * np.sum(Lb * Lb, axis=-1) ** 2
+    assert np.allclose(lhs, rhs, rtol=1e-12, atol=1e-13)
+    assert np.all((JL >= J.min()) & (JL <= J.max()))
+    assert np.all((Jk >= J.min() - 1e-14) & (Jk <= J.max() + 1e-14))
+
+
+def test_attitude_error_of_known_perturbation() -> None:
+    """The exact trajectory rotated by known angles about a body axis: errors are those angles."""
+    rng = np.random.default_rng(4)
+    J = np.array([0.6, 1.4, 2.2])
+    q0 = rotation.random_quat((), rng)
+    w0 = np.array([0.4, 1.1, -0.3])
+    t = np.linspace(0.0, 9.0, 7)
+    q, w = torque_free(q0, w0, J, t)
+    delta = np.linspace(0.0, 0.3, 7)
+    bump = rotation.rotvec_to_quat(np.array([0.0, 1.0, 0.0]) * delta[:, None])
+    # L_body from the unperturbed run, so only the attitude differs.
+    Lb = rotation.quat_rotate(rotation.quat_conjugate(q), w) / J
+    traj = SimpleNamespace(t=t, q=rotation.quat_multiply(q, bump), omega=w, L_body=Lb)
+    assert np.allclose(diagnostics.attitude_error(traj, J), delta, rtol=0, atol=1e-12)
+    s = diagnostics.summary(traj, J)
+    assert s["attitude_error"] == pytest.approx(0.3, abs=1e-12)
+    assert s["energy_error"] <= 1e-14
+    assert s["momentum_drift"] <= 1e-14
+
+
+def test_time_offset_is_respected() -> None:
+    t, q, w, J = uniform_spin()
+    assert np.max(diagnostics.attitude_error((t + 100.0, q, w), J)) <= 1e-13
+
+
+def test_batched_trajectory_and_forms() -> None:
+    rng = np.random.default_rng(5)
+    nb, n = 4, 5
+    J = rng.uniform(0.3, 2.0, (nb, 3))
+    q0 = rotation.random_quat((nb,), rng)
+    w0 = rng.normal(size=(nb, 3))
+    t = np.linspace(0.0, 3.0, n)
+    q, w = torque_free(q0, w0, J, t)
+    arrays = diagnostics.TrajectoryArrays(t, q, w)
+    obj = SimpleNamespace(t=t, q=q, omega=w, inv_inertia=J)
+    for f in (
+        diagnostics.energy_factor,
+        diagnostics.k_factor,
+        diagnostics.momentum_norm,
+        diagnostics.momentum_drift,
+        diagnostics.direction_drift,
+        diagnostics.energy,
+        diagnostics.energy_error,
+        diagnostics.attitude_error,
+    ):
+        a = f(arrays, J)
+        assert a.shape == (n, nb)
+        assert np.all(np.isfinite(a))
+        assert np.array_equal(a, f(obj))
+        assert np.array_equal(a, f([t, q, w], J))
+    assert diagnostics.momentum_body(arrays, J).shape == (n, nb, 3)
+    assert diagnostics.max_energy_error(arrays, J).shape == (nb,)
+    # The exact solution conserves everything: the diagnostics say so.
+    s = diagnostics.summary(arrays, J)
+    assert set(s) == {"energy_error", "momentum_drift", "direction_drift", "attitude_error"}
+    for key, value in s.items():
+        assert value.shape == (nb,)
+        assert np.all(value <= 1e-12), key
+
+
+def test_rigid_trajectory_is_accepted() -> None:
+    """A tumble.rigid.Trajectory (built here from the exact solution, so no integrator is
+    involved) is read through its attributes, L_body included."""
+    rigid = pytest.importorskip("tumble.rigid")
+    J = np.array([0.7, 1.3, 2.1])
+    q0 = rotation.random_quat((), 6)
+    t = np.linspace(0.0, 2.0, 5)
+    q, w = torque_free(q0, [0.5, 1.0, -0.2], J, t)
+    Lb = rotation.quat_rotate(rotation.quat_conjugate(q), w) / J
+    L = rotation.quat_rotate(q, Lb)
+    traj = rigid.Trajectory(t=t, q=q, omega=w, L=L, L_body=Lb, energy=0.5 * np.sum(w * L, -1))
+    JL = diagnostics.energy_factor(traj, J)
+    assert JL.shape == t.shape
+    assert np.allclose(JL, 2 * traj.energy / np.sum(L * L, axis=-1), rtol=1e-14)
+    assert np.max(diagnostics.attitude_error(traj, J)) <= 1e-13
+
+
+def test_zero_inverse_moment_uses_pseudo_inverse() -> None:
+    t, q, _, _ = uniform_spin()
+    J = np.array([1.0, 2.0, 0.0])
+    w_body = np.array([0.5, -0.25, 0.0])
+    w = rotation.quat_rotate(q, w_body)
+    Lb = diagnostics.momentum_body((t, q, w), J)
+    assert np.allclose(Lb, [0.5, -0.125, 0.0], rtol=0, atol=TOL)
+
+
+def test_degenerate_values_are_finite() -> None:
+    t = np.array([0.0, 1.0])
+    q = np.tile([1.0, 0.0, 0.0, 0.0], (2, 1))
+    w = np.zeros((2, 3))
+    J = np.array([1.0, 2.0, 3.0])
+    for f in (
+        diagnostics.energy_factor,
+        diagnostics.k_factor,
+        diagnostics.momentum_drift,
+        diagnostics.direction_drift,
+        diagnostics.energy_error,
+        diagnostics.attitude_error,
+    ):
+        assert np.array_equal(f((t, q, w), J), np.zeros(2)), f.__name__
+
+
+@pytest.mark.parametrize(
+    ("trajectory", "inv_inertia", "name"),
+    [
+        (42, [1.0, 2.0, 3.0], "trajectory"),
+        ((np.zeros(2), np.zeros((2, 4))), [1.0, 2.0, 3.0], "trajectory"),
+        ((np.zeros(2), np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((2, 3))), None, "inv_inertia"),
+        (
+            (np.zeros(2), np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((2, 3))),
+            [1.0, -1, 1],
+            "inv_inertia",
+        ),
+        (
+            (np.zeros(2), np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((2, 3))),
+            [1.0, 1.0],
+            "inv_inertia",
+        ),
+        (
+            (np.zeros((2, 2)), np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((2, 3))),
+            [1.0] * 3,
+            "trajectory.t",
+        ),
+        ((np.zeros(0), np.zeros((0, 4)), np.zeros((0, 3))), [1.0] * 3, "trajectory.t"),
+        (
+            (np.zeros(3), np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((2, 3))),
+            [1.0] * 3,
+            "trajectory.q",
+        ),
+        (
+            (np.zeros(2), np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((3, 3))),
+            [1.0] * 3,
+            "trajectory.omega",
+        ),
+        ((np.zeros(2), np.tile([1.0, 0, 0], (2, 1)), np.zeros((2, 3))), [1.0] * 3, "trajectory.q"),
+        ((np.zeros(2), np.zeros((2, 4)), np.zeros((2, 3))), [1.0] * 3, "trajectory.q"),
+        (
+            (np.zeros(2), np.tile([1.0, 0, 0, np.nan], (2, 1)), np.zeros((2, 3))),
+            [1.0] * 3,
+            "trajectory.q",
+        ),
+        (
+            (np.zeros(2), np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((2, 2, 3))),
+            np.ones((3, 3)),
+            "batch",
+        ),
+    ],
+)
+def test_bad_input_names_the_argument(trajectory: object, inv_inertia: object, name: str) -> None:
+    with pytest.raises(InputError, match=re.escape(name)):
+        diagnostics.energy_factor(trajectory, inv_inertia)
+    with pytest.raises(InputError, match=re.escape(name)):
+        diagnostics.attitude_error(trajectory, inv_inertia)
+
+
+def test_bad_L_body_is_named() -> None:
+    traj = SimpleNamespace(
+        t=np.zeros(2),
+        q=np.tile([1.0, 0, 0, 0], (2, 1)),
+        omega=np.zeros((2, 3)),
+        L_body=np.zeros((3, 3)),
+    )
+    with pytest.raises(InputError, match=re.escape("trajectory.L_body")):
+        diagnostics.momentum_norm(traj, [1.0, 2.0, 3.0])

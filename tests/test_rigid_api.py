@@ -1,0 +1,333 @@
+"""``step`` / ``simulate``: consistency, records, batching, dtypes, torque forms, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+import tumble
+from tumble import InputError, rigid
+from tumble._kernels import rigid as kr
+
+# step repeated and simulate run the same float64 kernels; they differ only by the round
+# trip omega -> L_b at each step (a few ulps per step, 20 steps).
+CONSISTENCY_ATOL = 1e-13
+
+J = np.array([1.0, 0.6, 0.35])
+Q0 = np.array([0.9, 0.1, -0.3, 0.2]) / np.linalg.norm([0.9, 0.1, -0.3, 0.2])
+W0 = np.array([0.46, -0.34, 0.44])
+TAU = np.array([0.3, -0.2, 0.1])
+
+
+def angle(p, q) -> np.ndarray:
+    r = Rotation.from_quat(p, scalar_first=True).inv() * Rotation.from_quat(q, scalar_first=True)
+    return r.magnitude()
+
+
+@pytest.mark.parametrize(
+    ("method", "torque"),
+    [(m, None) for m in rigid.METHODS] + [(m, TAU) for m in rigid.METHODS if m != "exact"],
+    ids=[f"{m}-free" for m in rigid.METHODS]
+    + [f"{m}-torque" for m in rigid.METHODS if m != "exact"],
+)
+def test_step_repeated_equals_simulate(method: str, torque) -> None:
+    h, n = 0.07, 20
+    tr = rigid.simulate(Q0, W0, J, h, n, method, torque=torque)
+    q, w = Q0, W0
+    for i in range(n):
+        q, w = rigid.step(q, w, J, h, method, torque=torque)
+        assert angle(q, tr.q[i + 1]) < CONSISTENCY_ATOL
+        np.testing.assert_allclose(w, tr.omega[i + 1], rtol=0, atol=CONSISTENCY_ATOL)
+    np.testing.assert_allclose(tr.t, h * np.arange(n + 1), rtol=1e-15)
+
+
+def test_records_every_with_final_state() -> None:
+    full = rigid.simulate(Q0, W0, J, 0.05, 23, "momentum_first")
+    part = rigid.simulate(Q0, W0, J, 0.05, 23, "momentum_first", every=5)
+    idx = [0, 5, 10, 15, 20, 23]
+    assert part.q.shape == (6, 4)
+    np.testing.assert_allclose(part.t, full.t[idx])
+    for name in ("q", "omega", "L", "L_body", "energy"):
+        np.testing.assert_array_equal(getattr(part, name), getattr(full, name)[idx])
+    exact_multiple = rigid.simulate(Q0, W0, J, 0.05, 20, "momentum_first", every=5)
+    assert exact_multiple.t.shape == (5,)
+    zero = rigid.simulate(Q0, W0, J, 0.05, 0, "momentum_first", every=5)
+    assert zero.q.shape == (1, 4)
+    np.testing.assert_allclose(zero.q[0], Q0, rtol=1e-15)
+    np.testing.assert_allclose(zero.omega[0], W0, rtol=1e-15)
+
+
+def test_trajectory_fields_are_consistent() -> None:
+    tr = rigid.simulate(Q0, W0, J, 0.1, 30, "splitting", every=3)
+    np.testing.assert_allclose(tr.L, rigid.angular_momentum(tr.q, tr.omega, J), rtol=1e-12)
+    np.testing.assert_allclose(tr.energy, rigid.energy(tr.q, tr.omega, J), rtol=1e-12)
+    body = Rotation.from_quat(tr.q, scalar_first=True).inv().apply(tr.L)
+    np.testing.assert_allclose(tr.L_body, body, rtol=0, atol=1e-13)
+
+
+def test_batched_bodies_match_one_at_a_time(rng: np.random.Generator) -> None:
+    q = Rotation.random(6, rng=rng).as_quat(scalar_first=True).reshape(2, 3, 4)
+    w = rng.normal(size=(2, 3, 3))
+    Jb = rng.uniform(0.2, 2.0, size=(3, 3))  # broadcasts over the first batch axis
+    tr = rigid.simulate(q, w, Jb, 0.05, 17, "modified_jolt", torque=TAU, every=4)
+    assert tr.q.shape == (6, 2, 3, 4)
+    assert tr.energy.shape == (6, 2, 3)
+    for i in range(2):
+        for j in range(3):
+            one = rigid.simulate(
+                q[i, j], w[i, j], Jb[j], 0.05, 17, "modified_jolt", torque=TAU, every=4
+            )
+            np.testing.assert_array_equal(one.q, tr.q[:, i, j])
+            np.testing.assert_array_equal(one.omega, tr.omega[:, i, j])
+    q1, w1 = rigid.step(q, w, Jb, 0.05, "rk4")
+    assert q1.shape == (2, 3, 4)
+    assert w1.shape == (2, 3, 3)
+
+
+def test_empty_batch() -> None:
+    tr = rigid.simulate(np.zeros((0, 4)), np.zeros((0, 3)), J, 0.1, 5, "jolt")
+    assert tr.q.shape == (6, 0, 4)
+
+
+@pytest.mark.parametrize("method", [m for m in rigid.METHODS if m != "exact"])
+def test_float32_runs_and_matches_float64(method: str) -> None:
+    args32 = [a.astype(np.float32) for a in (Q0, W0, J)]
+    tr32 = rigid.simulate(*args32, 0.05, 40, method, torque=TAU.astype(np.float32), every=8)
+    tr64 = rigid.simulate(
+        *[a.astype(np.float64) for a in args32],
+        0.05,
+        40,
+        method,
+        torque=TAU.astype(np.float32).astype(np.float64),
+        every=8,
+    )
+    for name in ("t", "q", "omega", "L", "L_body", "energy"):
+        a = getattr(tr32, name)
+        assert a.dtype == np.float32, name
+        # The kernels compute in float64 and round the records: float32 round-off only.
+        np.testing.assert_allclose(a, getattr(tr64, name), rtol=2e-6, atol=2e-6)
+    q1, w1 = rigid.step(*args32, 0.05, method)
+    assert q1.dtype == np.float32
+    assert w1.dtype == np.float32
+
+
+def test_float32_exact() -> None:
+    args32 = [a.astype(np.float32) for a in (Q0, W0, J)]
+    tr = rigid.simulate(*args32, 0.05, 10, "exact")
+    assert tr.q.dtype == np.float32
+    ref = rigid.simulate(Q0, W0, J, 0.05, 10, "exact")
+    assert np.max(angle(ref.q, tr.q.astype(np.float64))) < 1e-5
+
+
+@pytest.mark.parametrize("method", ["momentum_first", "splitting", "rk4", "explicit"])
+def test_torque_callable_equals_array(method: str) -> None:
+    calls = []
+
+    def torque(t, q, omega):
+        calls.append(t)
+        assert q.shape == (2, 4)
+        assert omega.shape == (2, 3)
+        return TAU
+
+    q = np.stack([Q0, [1.0, 0, 0, 0]])
+    w = np.stack([W0, [0.1, 0.2, -0.3]])
+    a = rigid.simulate(q, w, J, 0.05, 11, method, torque=TAU, every=3)
+    b = rigid.simulate(q, w, J, 0.05, 11, method, torque=torque, every=3)
+    for name in ("q", "omega", "L", "L_body", "energy"):
+        np.testing.assert_allclose(getattr(b, name), getattr(a, name), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(calls, 0.05 * np.arange(11))
+    s1 = rigid.step(q, w, J, 0.05, method, torque=TAU)
+    s2 = rigid.step(q, w, J, 0.05, method, torque=lambda t, q, w: TAU)
+    np.testing.assert_array_equal(s1[0], s2[0])
+
+
+def test_torque_callable_sees_the_state() -> None:
+    """A restoring torque ``-k omega`` (a damper) evaluated on the current state."""
+    c = 0.5
+    tr = rigid.simulate(
+        Q0,
+        W0,
+        J,
+        0.01,
+        300,
+        "momentum_first",
+        torque=lambda t, q, w: -c * rigid.angular_momentum(q, w, J),
+        every=100,
+    )
+    # dL/dt = -c L: |L| decays like exp(-c t) (first order in dt).
+    n = np.linalg.norm(tr.L, axis=-1)
+    np.testing.assert_allclose(n / n[0], np.exp(-c * tr.t), rtol=5e-3)
+
+
+def test_torque_callable_bad_result() -> None:
+    with pytest.raises(InputError, match="torque"):
+        rigid.simulate(Q0, W0, J, 0.1, 3, "jolt", torque=lambda t, q, w: [1.0, 2.0])
+    with pytest.raises(InputError, match="broadcast"):
+        rigid.simulate(Q0, W0, J, 0.1, 3, "jolt", torque=lambda t, q, w: np.ones((5, 3)))
+
+
+# --------------------------------------------------------------------------------------
+# degenerate states on purpose
+
+
+@pytest.mark.parametrize("method", rigid.METHODS)
+@pytest.mark.parametrize(
+    ("Jb", "w_body"),
+    [
+        ((1.0, 0.6, 0.35), (0.0, 0.0, 0.0)),  # L = 0
+        ((1.0, 0.6, 0.35), (0.0, 1.3, 0.0)),  # k = 0: steady spin about a principal axis
+        ((0.8, 0.8, 0.8), (0.3, -1.0, 0.5)),  # spherical: k = 0 for every L
+        ((0.8, 0.8, 0.3), (0.3, -1.0, 0.0)),  # symmetric, L in the degenerate plane: k = 0
+        ((1.0, 0.6, 0.35), (1e-300, 1e-300, 1e-300)),  # tiny but nonzero
+    ],
+    ids=["L0", "principal", "spherical", "degenerate-plane", "tiny"],
+)
+def test_degenerate_states_step_without_nan(method: str, Jb, w_body) -> None:
+    Jb = np.array(Jb)
+    w0 = Rotation.from_quat(Q0, scalar_first=True).apply(w_body)
+    tr = rigid.simulate(Q0, w0, Jb, 0.3, 10, method)
+    for name in ("q", "omega", "L", "L_body", "energy"):
+        assert np.all(np.isfinite(getattr(tr, name))), name
+    if method not in ("splitting", "midpoint", "rk4", "none", "implicit"):
+        # k = 0: omega ∥ L, so the exact motion is a steady turn about omega0 and every
+        # gyroscopic-aware method with an exact exponential reproduces it.
+        turn = Rotation.from_rotvec(np.outer(tr.t, w0)) * Rotation.from_quat(Q0, scalar_first=True)
+        assert np.max(angle(turn.as_quat(scalar_first=True), tr.q)) < 1e-12
+
+
+# --------------------------------------------------------------------------------------
+# the implicit methods' Newton systems
+
+
+def test_catto_jacobian_matches_finite_differences(rng: np.random.Generator) -> None:
+    for _ in range(20):
+        w = tuple(rng.normal(size=3))
+        w1 = tuple(rng.normal(size=3))
+        inertia = tuple(rng.uniform(0.3, 3.0, size=3))
+        h = float(rng.uniform(0.01, 0.5))
+        jac = np.array(kr.catto_jacobian(w, inertia, h)).reshape(3, 3)
+        d = 1e-6
+        fd = np.empty((3, 3))
+        for j in range(3):
+            e = np.zeros(3)
+            e[j] = d
+            fp = np.array(kr.catto_residual(tuple(np.add(w, e)), w1, inertia, h))
+            fm = np.array(kr.catto_residual(tuple(np.subtract(w, e)), w1, inertia, h))
+            fd[:, j] = (fp - fm) / (2 * d)
+        # The residual is quadratic: the central difference is exact up to round-off
+        # (~1e-16 / 1e-6 relative to the entries).
+        np.testing.assert_allclose(jac, fd, rtol=0, atol=1e-8)
+
+
+def test_implicit_is_one_newton_step_of_implicit_euler() -> None:
+    """The step's body ``omega`` is ``w1 - Jac(w1)⁻¹ f(w1)``, solved independently."""
+    h = 0.2
+    Lb = np.array([0.5, -0.8, 0.6])
+    Ib = 1 / J
+    w1 = J * Lb
+    jac = np.array(kr.catto_jacobian(tuple(w1), tuple(Ib), h)).reshape(3, 3)
+    w2 = w1 - np.linalg.solve(jac, h * np.cross(w1, Ib * w1))
+    _q, L = kr.step_implicit(
+        (1.0, 0.0, 0.0, 0.0), tuple(Lb), tuple(J), tuple(Ib), (0.0, 0.0, 0.0), h
+    )
+    np.testing.assert_allclose(np.array(L) * J, w2, rtol=1e-13)
+
+
+def test_midpoint_solves_its_implicit_equation() -> None:
+    Lb = (0.5, -0.8, 0.6)
+    for h in (0.05, 0.5, 2.0):
+        Lbar = np.array(kr.midpoint_momentum(Lb, tuple(J), h))
+        residual = Lbar - np.array(Lb) - 0.5 * h * np.cross(Lbar, J * Lbar)
+        assert np.linalg.norm(residual) < 1e-15
+
+
+# --------------------------------------------------------------------------------------
+# bad input
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"q": [1, 0, 0]}, "q"),
+        ({"q": [0, 0, 0, 0]}, "q"),
+        ({"omega": [1, 2]}, "omega"),
+        ({"omega": [np.nan, 0, 0]}, "omega"),
+        ({"inv_inertia": [1, 2]}, "inv_inertia"),
+        ({"inv_inertia": [1, -0.5, 1]}, "inv_inertia"),
+        ({"inv_inertia": [1, np.inf, 1]}, "inv_inertia"),
+        ({"dt": np.nan}, "dt"),
+        ({"dt": "0.1"}, "dt"),
+        ({"method": "euler"}, "method"),
+        ({"method": "exact", "torque": [0, 0, 1]}, "torque"),
+        ({"method": "exact", "torque": lambda t, q, w: [0, 0, 1]}, "torque"),
+        ({"torque": [0, 0]}, "torque"),
+        ({"torque": [0, np.inf, 0]}, "torque"),
+        ({"q": np.ones((2, 4)), "omega": np.ones((3, 3))}, "broadcast"),
+    ],
+)
+def test_step_and_simulate_reject(kwargs, match: str) -> None:
+    base = {"q": Q0, "omega": W0, "inv_inertia": J, "dt": 0.1, "method": "jolt"}
+    base.update(kwargs)
+    with pytest.raises(InputError, match=match):
+        rigid.step(**base)
+    with pytest.raises(InputError, match=match):
+        rigid.simulate(steps=3, **base)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"steps": -1}, "steps"),
+        ({"steps": 2.5}, "steps"),
+        ({"every": 0}, "every"),
+        ({"every": True}, "every"),
+    ],
+)
+def test_simulate_rejects_counts(kwargs, match: str) -> None:
+    base = {"steps": 3, "every": 1}
+    base.update(kwargs)
+    with pytest.raises(InputError, match=match):
+        rigid.simulate(Q0, W0, J, 0.1, method="jolt", **base)
+
+
+# --------------------------------------------------------------------------------------
+# regressions: overflow used to give NaN silently (kinematics already raised)
+
+
+def test_step_overflow_names_the_inputs_instead_of_nan() -> None:
+    q, J = [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0]
+    for method in ("momentum_first", "explicit", "rk4"):
+        with pytest.raises(InputError, match=r"^q, omega, inv_inertia, dt: .*overflows"):
+            rigid.step(q, [1e200, 1e200, 0.0], J, 0.1, method)
+    with pytest.raises(InputError, match=r"^q, omega, inv_inertia, torque, dt: "):
+        rigid.step(q, [1.0, 2.0, 3.0], J, 1e300, "jolt", torque=[1.0, 0.0, 0.0])
+    with pytest.raises(InputError, match=r"^dt: expected \|t\| J_max"):
+        rigid.step(q, [1.0, 2.0, 3.0], J, 1e300, "exact")
+
+
+def test_simulate_first_step_overflow_raises_like_step() -> None:
+    q, w, J = [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0]
+    with pytest.raises(InputError, match=r"^q, omega, inv_inertia, dt: "):
+        rigid.simulate(q, w, J, 1e300, 2, "rk4")
+    with pytest.raises(InputError, match=r"^q, omega, inv_inertia, torque, dt: "):
+        rigid.simulate(q, w, J, 1e300, 2, "rk4", torque=lambda t, q_, w_: np.zeros(3))
+    with pytest.raises(InputError, match=r"^dt, steps: "):
+        rigid.simulate(q, w, J, 1e300, 2, "exact")
+
+
+def test_simulate_divergence_warns_and_keeps_records() -> None:
+    """explicit blows up after O(1/dt²) steps: a DivergenceWarning, the records kept."""
+    q, w, J = [1.0, 0.0, 0.0, 0.0], [0.1, 2.0, 3.0], [1.0, 0.5, 0.2]
+    with np.errstate(all="ignore"), pytest.warns(rigid.DivergenceWarning) as info:
+        tr = rigid.simulate(q, w, J, 0.5, 4000, "explicit", every=10)
+    finite = np.all(np.isfinite(tr.q), axis=-1)
+    first = int(np.argmin(finite))
+    assert not finite[-1]
+    assert finite[0]
+    assert np.all(finite[:first])
+    message = str(info[0].message)
+    assert f"record {first} (t = {tr.t[first]:.6g})" in message
+    assert issubclass(rigid.DivergenceWarning, tumble.TumbleWarning)
+    # the stable methods on the same input do not warn (pytest turns TumbleWarning to errors)
+    assert np.all(np.isfinite(rigid.simulate(q, w, J, 0.5, 4000, "splitting", every=10).q))

@@ -1,0 +1,196 @@
+"""The article's parametrisation and the scoring of methods (tumble.scenarios)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from tumble import InputError, diagnostics, exact, rigid, scenarios
+
+# Closed-form set-ups evaluated through a quaternion: a few ulps.
+SETUP_RTOL = 1e-14
+
+
+@pytest.mark.parametrize(
+    ("min_j", "median_j", "energy"),
+    [(0.5, 0.5, 0.4), (0.1, 0.0, 0.0), (5.0, 1.0, 1.0), (2.0, 0.3, 0.8)],
+)
+def test_article_case_matches_the_parametrisation(min_j, median_j, energy) -> None:
+    c = scenarios.article_case(min_j, median_j, energy, steps_per_rotation=32, rotations=3)
+    np.testing.assert_allclose(c.inv_inertia, [min_j, min_j + median_j, min_j + 1.0], rtol=0)
+    L = rigid.angular_momentum(c.q0, c.omega0, c.inv_inertia)
+    np.testing.assert_allclose(L, [0.0, 0.0, 1.0], rtol=0, atol=SETUP_RTOL * 8)
+    # J_L(0) = 2E/|L|² = min_j + energy: the energy fraction between min and max.
+    two_e = 2.0 * rigid.energy(c.q0, c.omega0, c.inv_inertia)
+    assert two_e == pytest.approx(min_j + energy, rel=SETUP_RTOL * 8)
+    # Initial attitude Q(θ ŷ).
+    rotvec = Rotation.from_quat(c.q0, scalar_first=True).as_rotvec()
+    assert rotvec[0] == 0.0
+    assert rotvec[2] == 0.0
+    assert c.period == pytest.approx(2.0 * math.pi, rel=SETUP_RTOL)
+    assert c.dt == pytest.approx(2.0 * math.pi / 32, rel=SETUP_RTOL)
+    assert c.steps == 96
+
+
+def test_defaults_run_the_article_duration() -> None:
+    c = scenarios.article_case()
+    assert c.duration == pytest.approx(40.0 * math.pi, rel=1e-14)
+    assert c.steps == 64 * 20
+
+
+def test_explicit_case() -> None:
+    J = np.array([1.0, 0.6, 0.35])
+    w = np.array([0.5, -0.48, 0.21])
+    c = scenarios.explicit_case(J, w, steps_per_rotation=10, rotations=2.5)
+    np.testing.assert_array_equal(c.q0, [1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(c.omega0, w)
+    L = np.linalg.norm(w / J)
+    assert c.period == pytest.approx(2.0 * math.pi / (0.65 * L), rel=SETUP_RTOL)
+    assert c.steps == 25
+    assert c.dt == pytest.approx(c.period / 10, rel=SETUP_RTOL)
+
+
+def test_rotation_period_symmetries() -> None:
+    J = np.array([1.0, 0.6, 0.35])
+    P = scenarios.rotation_period(J, 2.0)
+    assert scenarios.rotation_period(J + 3.0, 2.0) == pytest.approx(P, rel=SETUP_RTOL)
+    assert scenarios.rotation_period(4.0 * J, 2.0) == pytest.approx(P / 4.0, rel=SETUP_RTOL)
+    # A spherical body: the spin period 2π/|omega|.
+    assert scenarios.rotation_period([0.5, 0.5, 0.5], 2.0) == pytest.approx(2.0 * math.pi)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"min_j": 0.0}, "min_j"),
+        ({"min_j": -1.0}, "min_j"),
+        ({"min_j": float("nan")}, "min_j"),
+        ({"median_j": 1.5}, "median_j"),
+        ({"median_j": -0.1}, "median_j"),
+        ({"energy": 1.01}, "energy"),
+        ({"energy": "a"}, "energy"),
+        ({"steps_per_rotation": 0}, "steps_per_rotation"),
+        ({"steps_per_rotation": 2.5}, "steps_per_rotation"),
+        ({"rotations": -1}, "rotations"),
+        ({"rotations": scenarios.MAX_ROTATIONS * 10}, "rotations: expected at most"),
+        ({"steps_per_rotation": scenarios.MAX_STEPS_PER_ROTATION + 1}, "steps_per_rotation"),
+    ],
+)
+def test_article_case_rejects_bad_input(kwargs, name) -> None:
+    with pytest.raises(InputError, match=name):
+        scenarios.article_case(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("J", "w", "name"),
+    [
+        ([1.0, -0.6, 0.35], [0.1, 0.2, 0.3], "inv_inertia"),
+        ([1.0, 0.6], [0.1, 0.2, 0.3], "inv_inertia"),
+        ([[1.0, 0.6, 0.35]] * 2, [0.1, 0.2, 0.3], "inv_inertia"),
+        ([1.0, 0.6, 0.35], [0.1, 0.2], "omega_body"),
+        ([1.0, 0.6, 0.35], [0.0, 0.0, 0.0], "momentum"),
+        ([1.0, 0.6, 0.0], [0.1, 0.2, 0.3], "omega_body"),
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], "momentum"),
+        ([1.0, 0.6, 0.35], [0.1, np.inf, 0.3], "omega_body"),
+    ],
+)
+def test_explicit_case_rejects_bad_input(J, w, name) -> None:
+    with pytest.raises(InputError, match=name):
+        scenarios.explicit_case(J, w)
+
+
+def test_rotation_period_rejects_bad_input() -> None:
+    with pytest.raises(InputError, match="momentum"):
+        scenarios.rotation_period([1.0, 0.5, 0.2], -1.0)
+    with pytest.raises(InputError, match="inv_inertia"):
+        scenarios.rotation_period([1.0, 0.5], 1.0)
+
+
+METHODS = ["momentum_first", "splitting", "jolt", "exact"]
+
+
+def test_scores_equal_direct_diagnostics() -> None:
+    """Model check: every score is the diagnostics function applied to a direct simulate,
+    and the attitude error is the angle to exact.torque_free computed here with SciPy."""
+    c = scenarios.article_case(1.0, 0.3, 0.6, steps_per_rotation=24, rotations=2)
+    calls = []
+    res = scenarios.run_methods(c, METHODS, every=2, progress=lambda *a: calls.append(a))
+    assert list(res) == METHODS
+    assert calls == [(i, len(METHODS), m) for i, m in enumerate(METHODS)]
+    for m in METHODS:
+        tr = rigid.simulate(c.q0, c.omega0, c.inv_inertia, c.dt, c.steps, m, every=2)
+        got = res[m].scores
+        for name in ("t", "q", "omega", "L", "L_body", "energy"):
+            np.testing.assert_array_equal(getattr(res[m].trajectory, name), getattr(tr, name))
+        # The record's energy ½ omega·L versus diagnostics' ½ L_b·J L_b: round-off apart.
+        direct = np.max(np.abs(tr.energy / tr.energy[0] - 1.0))
+        assert got.energy_error == pytest.approx(direct, rel=1e-9, abs=1e-14)
+        n = np.linalg.norm(tr.L_body, axis=-1)
+        assert got.momentum_drift == pytest.approx(np.max(np.abs(n / n[0] - 1.0)), abs=1e-15)
+        Lw = tr.L / np.linalg.norm(tr.L, axis=-1, keepdims=True)
+        cosang = np.clip(Lw @ Lw[0], -1.0, 1.0)
+        # arccos is only good to ~1e-8 near 0: compare loosely there.
+        assert got.direction_drift == pytest.approx(np.max(np.arccos(cosang)), abs=2e-8)
+        q_ex, _ = exact.torque_free(c.q0, c.omega0, c.inv_inertia, tr.t)
+        ang = (
+            Rotation.from_quat(q_ex, scalar_first=True).inv()
+            * Rotation.from_quat(tr.q, scalar_first=True)
+        ).magnitude()
+        # SciPy's magnitude goes through acos-free atan2 but a different composition order.
+        assert got.attitude_error_end == pytest.approx(ang[-1], abs=1e-12)
+        assert got.attitude_error_max == pytest.approx(np.max(ang), abs=1e-12)
+        assert got.ns_per_step > 0
+        assert math.isfinite(got.ns_per_step)
+        assert got.diverged_at is None
+    assert res["exact"].scores.attitude_error_max < 1e-12
+    assert res["momentum_first"].scores.direction_drift < 1e-13
+
+
+def test_scores_exactly_the_diagnostics_functions() -> None:
+    c = scenarios.explicit_case([1.0, 0.6, 0.35], [0.5, -0.48, 0.21], 16, 1)
+    tr = rigid.simulate(c.q0, c.omega0, c.inv_inertia, c.dt, c.steps, "modified_jolt")
+    s = scenarios.score(tr, c.inv_inertia, 12.5)
+    J = c.inv_inertia
+    assert s.energy_error == float(diagnostics.max_energy_error(tr, J))
+    assert s.momentum_drift == float(np.max(np.abs(diagnostics.momentum_drift(tr, J))))
+    assert s.direction_drift == float(np.max(diagnostics.direction_drift(tr, J)))
+    att = diagnostics.attitude_error(tr, J)
+    assert s.attitude_error_end == float(att[-1])
+    assert s.attitude_error_max == float(np.max(att))
+    assert s.ns_per_step == 12.5
+
+
+def test_diverging_method_is_scored_on_its_finite_records() -> None:
+    """Forward Euler at 3 steps per rotation blows up (|L| -> inf, then NaN)."""
+    c = scenarios.article_case(steps_per_rotation=3, rotations=100)
+    res = scenarios.run_methods(c, ["explicit"], timing=False)["explicit"]
+    s = res.scores
+    tr = res.trajectory
+    first_bad = int(np.flatnonzero(~np.all(np.isfinite(tr.q), axis=-1))[0])
+    assert s.diverged_at is not None
+    assert s.diverged_at <= tr.t[first_bad]
+    assert math.isnan(s.ns_per_step)
+    assert s.momentum_drift > 1e10
+    for v in (s.energy_error, s.momentum_drift, s.direction_drift, s.attitude_error_max):
+        assert not math.isnan(v)
+
+
+def test_run_methods_rejects_bad_input() -> None:
+    c = scenarios.article_case(rotations=0.1)
+    with pytest.raises(InputError, match="methods"):
+        scenarios.run_methods(c, ["no_such_method"])
+    with pytest.raises(InputError, match="methods"):
+        scenarios.run_methods(c, [])
+    with pytest.raises(InputError, match="every"):
+        scenarios.run_methods(c, ["jolt"], every=0)
+
+
+def test_zero_steps() -> None:
+    c = scenarios.article_case(rotations=0)
+    assert c.steps == 0
+    s = scenarios.run_methods(c, ["momentum_first"])["momentum_first"].scores
+    assert math.isnan(s.ns_per_step)
+    assert s.attitude_error_max == 0.0
