@@ -315,9 +315,14 @@ def test_a_failing_task_is_reported_after_the_others_are_written(tmp_path, clien
 
 
 def test_ctrl_c_on_the_command_stops_cleanly_and_a_rerun_completes(tmp_path, client):
-    """A real SIGINT to the command's process group, as Ctrl-C in a terminal sends."""
+    """A real SIGINT to the command's process group, as Ctrl-C in a terminal sends.
+
+    Each task holds about 5e5 body-steps, scored at every step (about half a second), so the signal, sent as
+    soon as the first file appears, always lands mid-run (regression: with 200 rotations a
+    warm machine finished all 19 tasks before the signal arrived).
+    """
     grid = ["--methods", "jolt", "--median-j", "0.2,0.4,0.6,0.8", "--energy",
-            ",".join(f"{e / 20:g}" for e in range(1, 20)), "--rotations", "200"]  # fmt: skip
+            ",".join(f"{e / 20:g}" for e in range(1, 20)), "--rotations", "2000"]  # fmt: skip
     argv = ["sweep", *grid, "--out", str(tmp_path), "--workers", "1", "--task-size", "4"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tumble.cli", *argv], start_new_session=True,
@@ -339,7 +344,7 @@ def test_ctrl_c_on_the_command_stops_cleanly_and_a_rerun_completes(tmp_path, cli
     assert "Traceback" not in err
     written = len(sweep.completed_case_ids(tmp_path))
     cases = sweep.build_grid(
-        ["jolt"], [0.5], [0.2, 0.4, 0.6, 0.8], [e / 20 for e in range(1, 20)], [64], [200]
+        ["jolt"], [0.5], [0.2, 0.4, 0.6, 0.8], [e / 20 for e in range(1, 20)], [64], [2000]
     )
     assert 0 < written < len(cases)
     assert main([*argv[:-4], "--scheduler", client.scheduler.address, "--quiet"]) == 0
@@ -449,6 +454,9 @@ def test_killed_worker_loses_nothing(tmp_path):
         (["--task-size", "0"], "--task-size"),
         (["--retries", "-1"], "--retries"),
         (["--rotations", "0.1", "--steps-per-rotation", "1"], "rotations"),
+        (["--rotations", "1e9"], "at most 100000 rotations"),
+        (["--rotations", "0"], "rotations"),
+        (["--steps-per-rotation", "1000000"], "at most 100000 steps"),
     ],
 )
 def test_sweep_bad_arguments_exit_2_with_one_line(capsys, tmp_path, argv, message):

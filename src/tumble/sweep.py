@@ -987,11 +987,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"initial energy between its minimum and maximum, 0..1 ({d['energy']})",
     )  # fmt: skip
     grid.add_argument(
-        "--steps-per-rotation", type=_list_of(compare.positive_int), metavar="N,...",
+        "--steps-per-rotation", type=_list_of(compare.steps_count), metavar="N,...",
         help=f"steps per rotation period ({d['steps_per_rotation']})",
     )  # fmt: skip
     grid.add_argument(
-        "--rotations", type=_list_of(compare.positive_float), metavar="R,...",
+        "--rotations", type=_list_of(compare.rotations_count), metavar="R,...",
         help=f"duration in rotation periods ({d['rotations']})",
     )  # fmt: skip
     grid.add_argument(
