@@ -317,9 +317,9 @@ def test_a_failing_task_is_reported_after_the_others_are_written(tmp_path, clien
 def test_ctrl_c_on_the_command_stops_cleanly_and_a_rerun_completes(tmp_path, client):
     """A real SIGINT to the command's process group, as Ctrl-C in a terminal sends.
 
-    Each task holds about 5e5 body-steps, scored at every step (about half a second), so the signal, sent as
-    soon as the first file appears, always lands mid-run (regression: with 200 rotations a
-    warm machine finished all 19 tasks before the signal arrived).
+    Each task holds about 5e5 body-steps, scored at every step (about half a second), so
+    the signal, sent as soon as the first file appears, always lands mid-run (regression:
+    with 200 rotations a warm machine finished all 19 tasks before the signal arrived).
     """
     grid = ["--methods", "jolt", "--median-j", "0.2,0.4,0.6,0.8", "--energy",
             ",".join(f"{e / 20:g}" for e in range(1, 20)), "--rotations", "2000"]  # fmt: skip
