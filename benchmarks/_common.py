@@ -64,6 +64,21 @@ def threads(n: int) -> Iterator[None]:
         numba.set_num_threads(old)
 
 
+def np_qmul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hamilton product of ``(N, 4)`` scalar-first quaternions, as the NumPy peers write it."""
+    pw, px, py, pz = p.T
+    qw, qx, qy, qz = q.T
+    return np.stack(
+        [
+            pw * qw - px * qx - py * qy - pz * qz,
+            pw * qx + px * qw + py * qz - pz * qy,
+            pw * qy - px * qz + py * qw + pz * qx,
+            pw * qz + px * qy - py * qx + pz * qw,
+        ],
+        axis=-1,
+    )
+
+
 def c_compiler() -> str | None:
     """Path of the system C compiler, or None (callers then skip the C column with a note)."""
     return shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")

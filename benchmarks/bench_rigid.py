@@ -43,7 +43,15 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from _common import best_time, c_pointer, compile_c, markdown_table, threads, write_section
+from _common import (
+    best_time,
+    c_pointer,
+    compile_c,
+    markdown_table,
+    np_qmul,
+    threads,
+    write_section,
+)
 from tumble import diagnostics, rigid, scenarios
 from tumble._kernels import rigid as _k
 from tumble._kernels import rotation as _rot
@@ -284,19 +292,6 @@ def _qrotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return v + q[:, :1] * t + _cross(u, t)
 
 
-def _qmul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    pw, px, py, pz = p.T
-    qw, qx, qy, qz = q.T
-    return np.stack(
-        [
-            pw * qw - px * qx - py * qy - pz * qz,
-            pw * qx + px * qw + py * qz - pz * qy,
-            pw * qy - px * qz + py * qw + pz * qx,
-            pw * qz + px * qy - py * qx + pz * qw,
-        ],
-        axis=1,
-    )
-
 
 def _rotvec_to_q(phi: np.ndarray) -> np.ndarray:
     x = 0.5 * phi
@@ -329,14 +324,14 @@ def _normalize(q: np.ndarray) -> np.ndarray:
 def numpy_momentum_first(q, L, J, tau, h):
     Lp, jp, Om = _numpy_omega(q, L, J, tau, h)
     r = _rotvec_to_q(Om * h)
-    q1 = _qmul(_qmul(q, _rotvec_to_q(Lp * (jp * h)[:, None])), r)
+    q1 = np_qmul(np_qmul(q, _rotvec_to_q(Lp * (jp * h)[:, None])), r)
     return _normalize(q1), _qrotate(r * np.array([1.0, -1.0, -1.0, -1.0]), Lp)
 
 
 def numpy_modified_jolt(q, L, J, tau, h):
     Lp, _, Om = _numpy_omega(q, L, J, tau, h)
     L1 = _qrotate(_rotvec_to_q(-h * Om), Lp)
-    return _normalize(_qmul(q, _rotvec_to_q(J * L1 * h))), L1
+    return _normalize(np_qmul(q, _rotvec_to_q(J * L1 * h))), L1
 
 
 NUMPY_STEPS = {"momentum_first": numpy_momentum_first, "modified_jolt": numpy_modified_jolt}

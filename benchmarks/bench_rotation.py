@@ -46,6 +46,7 @@ from _common import (
     compile_c,
     fmt_time,
     markdown_table,
+    np_qmul,
     threads,
     write_section,
 )
@@ -168,19 +169,6 @@ C_FLAGS_NO_FMA = ("-O3", "-march=native", "-ffp-contract=off")
 # --- plain NumPy --------------------------------------------------------------------------
 
 
-def _np_qmul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    pw, px, py, pz = p.T
-    qw, qx, qy, qz = q.T
-    return np.stack(
-        [
-            pw * qw - px * qx - py * qy - pz * qz,
-            pw * qx + px * qw + py * qz - pz * qy,
-            pw * qy - px * qz + py * qw + pz * qx,
-            pw * qz + px * qy - py * qx + pz * qw,
-        ],
-        axis=-1,
-    )
-
 
 def _np_qexp(x: np.ndarray) -> np.ndarray:
     t = np.linalg.norm(x, axis=-1)
@@ -191,7 +179,7 @@ def _np_qexp(x: np.ndarray) -> np.ndarray:
 def _np_rotate(q: np.ndarray, w: np.ndarray, a: np.ndarray, h: float) -> Any:
     omega = h * (w + 0.5 * h * a) + np.cross(a, w) * (h**3 / 12)
     qn = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    return _np_qmul(_np_qexp(0.5 * omega), qn), w + a * h
+    return np_qmul(_np_qexp(0.5 * omega), qn), w + a * h
 
 
 def _np_quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -262,7 +250,7 @@ def _contenders(x: Inputs, lib: Any) -> dict[str, dict[str, Callable[[], object]
         "quat_multiply": {
             "tumble": lambda: quat_multiply(x.p, x.q),
             "SciPy": lambda: x.rp * x.rq,
-            "NumPy": lambda: _np_qmul(x.p, x.q),
+            "NumPy": lambda: np_qmul(x.p, x.q),
             "C": c_call("quat_multiply", p, q, qo),
         },
         "rotvec_to_quat": {

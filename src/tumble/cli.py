@@ -62,6 +62,32 @@ def _run_lab(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+# Subcommands whose module supplies ``add_arguments(parser)`` and ``run(args, parser)``.
+_MODULE_COMMANDS = (
+    (
+        "compare",
+        compare_command,
+        "run the integrators on one body and score them against the exact solution",
+        "Run rigid-body integrators on the article's body (or an explicit one), print each "
+        "method's conservation and attitude errors and cost, and optionally plot.",
+    ),
+    (
+        "sweep",
+        sweep_command,
+        "score the integrators over a grid of bodies and steps, on Dask",
+        "Run every method on every case of a grid (comma-separated lists), score each run "
+        "against the exact solution and write a Parquet dataset; see docs/sweep.md.",
+    ),
+    (
+        "sweep-plot",
+        sweep_plot_command,
+        "draw heat maps of a sweep's scores per method",
+        "Heat maps of each score over two grid axes, one panel per method, as PNG or "
+        "interactive HTML; see docs/sweep.md.",
+    ),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tumble", description="Rigid-body rotational dynamics done right."
@@ -75,14 +101,6 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("name", help="suite name: " + (", ".join(_bench_names()) or "none found"))
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="options passed to the suite")
     bench.set_defaults(handler=_run_bench)
-    compare = sub.add_parser(
-        "compare",
-        help="run the integrators on one body and score them against the exact solution",
-        description="Run rigid-body integrators on the article's body (or an explicit one), "
-        "print each method's conservation and attitude errors and cost, and optionally plot.",
-    )
-    compare_command.add_arguments(compare)
-    compare.set_defaults(handler=compare_command.run)
     lab = sub.add_parser(
         "lab",
         help="serve the interactive integrator lab in the browser",
@@ -92,22 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--port", type=int, default=8050, help="TCP port (default: %(default)s)")
     lab.add_argument("--open", action="store_true", help="open the page in a web browser")
     lab.set_defaults(handler=_run_lab)
-    sweep = sub.add_parser(
-        "sweep",
-        help="score the integrators over a grid of bodies and steps, on Dask",
-        description="Run every method on every case of a grid (comma-separated lists), score "
-        "each run against the exact solution and write a Parquet dataset; see docs/sweep.md.",
-    )
-    sweep_command.add_arguments(sweep)
-    sweep.set_defaults(handler=sweep_command.run)
-    sweep_plot = sub.add_parser(
-        "sweep-plot",
-        help="draw heat maps of a sweep's scores per method",
-        description="Heat maps of each score over two grid axes, one panel per method, as PNG "
-        "or interactive HTML; see docs/sweep.md.",
-    )
-    sweep_plot_command.add_arguments(sweep_plot)
-    sweep_plot.set_defaults(handler=sweep_plot_command.run)
+    for name, module, help_text, description in _MODULE_COMMANDS:
+        command = sub.add_parser(name, help=help_text, description=description)
+        module.add_arguments(command)
+        command.set_defaults(handler=module.run)
     return parser
 
 
