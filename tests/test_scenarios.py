@@ -163,6 +163,20 @@ def test_scores_exactly_the_diagnostics_functions() -> None:
     assert s.ns_per_step == 12.5
 
 
+def test_score_against_a_given_reference_equals_solving_it() -> None:
+    case = scenarios.article_case(0.5, 0.3, 0.6, 16, 3)
+    tr = rigid.simulate(case.q0, case.omega0, case.inv_inertia, case.dt, case.steps, "jolt")
+    q_ref, _ = exact.torque_free(case.q0, case.omega0, case.inv_inertia, tr.t)
+    given = scenarios.score(tr, case.inv_inertia, reference_q=q_ref)
+    solved = scenarios.score(tr, case.inv_inertia)
+    # The two exact solutions differ by the exact solver's round-off (~1e-12 rad).
+    assert given.attitude_error_max == pytest.approx(solved.attitude_error_max, abs=1e-10)
+    assert given.attitude_error_end == pytest.approx(solved.attitude_error_end, abs=1e-10)
+    assert given.energy_error == solved.energy_error
+    with pytest.raises(InputError, match=r"reference_q: expected shape \(49, 4\)"):
+        scenarios.score(tr, case.inv_inertia, reference_q=q_ref[:-1])
+
+
 def test_diverging_method_is_scored_on_its_finite_records() -> None:
     """Forward Euler at 3 steps per rotation blows up (|L| -> inf, then NaN)."""
     c = scenarios.article_case(steps_per_rotation=3, rotations=100)

@@ -281,7 +281,7 @@ def _traces(results: dict[str, scenarios.MethodResult], case: scenarios.Case, ev
         )  # fmt: skip
     J = case.inv_inertia
     for name, tr in runs:
-        n = scenarios._finite_prefix(tr)
+        n = scenarios.finite_prefix(tr)
         tr = scenarios._head(tr, n)
         Lw = diagnostics.momentum_world(tr, J)
         norm = diagnostics.momentum_norm(tr, J)

@@ -39,7 +39,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from tumble import diagnostics, rigid
+from tumble import diagnostics, rigid, rotation
 from tumble._errors import InputError
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar
 
@@ -297,7 +297,7 @@ class MethodResult:
     scores: Scores
 
 
-def _finite_prefix(tr: rigid.Trajectory) -> int:
+def finite_prefix(tr: rigid.Trajectory) -> int:
     """Number of leading records whose state is finite."""
     ok = (
         np.all(np.isfinite(tr.q), axis=-1)
@@ -315,7 +315,12 @@ def _head(tr: rigid.Trajectory, n: int) -> rigid.Trajectory:
     )  # fmt: skip
 
 
-def score(trajectory: rigid.Trajectory, inv_inertia: Any, ns_per_step: float = math.nan) -> Scores:
+def score(
+    trajectory: rigid.Trajectory,
+    inv_inertia: Any,
+    ns_per_step: float = math.nan,
+    reference_q: Any = None,
+) -> Scores:
     """Score a torque-free single-body trajectory with :mod:`tumble.diagnostics`.
 
     Parameters
@@ -325,6 +330,10 @@ def score(trajectory: rigid.Trajectory, inv_inertia: Any, ns_per_step: float = m
     inv_inertia : array_like, shape (3,)
     ns_per_step : float, optional
         Passed through to :attr:`Scores.ns_per_step`.
+    reference_q : array_like, shape (n, 4), optional
+        The exact attitude at the trajectory's records, when the caller already has it
+        (for example one exact solution scoring many methods); without it the exact motion
+        is solved from the trajectory's first record.
 
     Returns
     -------
@@ -333,12 +342,21 @@ def score(trajectory: rigid.Trajectory, inv_inertia: Any, ns_per_step: float = m
         the time of that record is reported in ``diverged_at``.
     """
     J = _inverse_moments(inv_inertia)
-    n = _finite_prefix(trajectory)
+    n = finite_prefix(trajectory)
     if n == 0:
         raise InputError("trajectory: the first record is not finite")
     diverged = None if n == trajectory.t.shape[0] else float(trajectory.t[n])
     tr = _head(trajectory, n) if diverged is not None else trajectory
-    attitude = diagnostics.attitude_error(tr, J)
+    if reference_q is None:
+        attitude = diagnostics.attitude_error(tr, J)
+    else:
+        q_ref = as_float_array(reference_q, "reference_q", (4,))
+        if q_ref.shape != trajectory.q.shape:
+            raise InputError(
+                f"reference_q: expected shape {trajectory.q.shape} (one quaternion per "
+                f"record), got shape {q_ref.shape}"
+            )
+        attitude = np.asarray(rotation.rotation_angle(tr.q, q_ref[:n]))
     return Scores(
         energy_error=float(diagnostics.max_energy_error(tr, J)),
         momentum_drift=float(np.max(np.abs(diagnostics.momentum_drift(tr, J)))),

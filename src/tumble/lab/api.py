@@ -3,8 +3,8 @@
 The case comes from :mod:`tumble.scenarios` (the article's parametrisation, shared with
 ``tumble compare`` and the sweeps), the trajectories from :func:`tumble.rigid.simulate` and
 the exact reference from its ``"exact"`` method. This module decimates, derives the plotted
-traces, scores the methods as :func:`tumble.scenarios.score` does (but against one shared
-exact solution, see :func:`_score_rows`) and writes JSON. The server
+traces, scores every method with :func:`tumble.scenarios.score` against one shared exact
+solution, and writes JSON. The server
 (:mod:`tumble.lab.server`) wraps it in HTTP.
 
 Traces (one value per record, the record index first, as in :class:`tumble.rigid.Trajectory`):
@@ -323,58 +323,16 @@ def _run(case: scenarios.Case, method: str, every: int) -> rigid.Trajectory:
         )
 
 
-def _finite_records(trs: list[rigid.Trajectory]) -> np.ndarray:
-    """Per method, the number of leading records whose state is finite (as in scoring)."""
-    ok = np.stack(
-        [
-            np.all(np.isfinite(tr.q), axis=-1)
-            & np.all(np.isfinite(tr.L_body), axis=-1)
-            & np.all(np.isfinite(tr.omega), axis=-1)
-            for tr in trs
-        ]
-    )  # (M, n)
-    return np.where(ok.all(axis=1), ok.shape[1], np.argmin(ok, axis=1))
-
-
-def _score_rows(
-    t: np.ndarray,
-    L: np.ndarray,
-    L_body: np.ndarray,
-    J: np.ndarray,
-    attitude: np.ndarray,
-    n_ok: np.ndarray,
-) -> list[dict[str, float | None]]:
-    """:func:`tumble.scenarios.score` for every method at once, from one exact solution.
-
-    ``scenarios.score`` solves the exact motion again for each method (a few milliseconds
-    each); here the attitude errors against the single reference are passed in. The
-    numbers are the same (``tests/lab/test_lab_api.py`` checks them against it): worst
-    values over the records before the first non-finite one. ``L``, ``L_body`` have shape
-    ``(M, n, 3)``, ``attitude`` ``(M, n)``.
-    """
-    with np.errstate(all="ignore"):
-        E = 0.5 * np.einsum("mni,mni->mn", L_body, J * L_body)
-        E0 = E[:, :1]
-        energy_err = np.where(E0 == 0.0, E - E0, E / E0 - 1.0)
-        norm = np.linalg.norm(L_body, axis=-1)
-        drift = np.where(norm == norm[:, :1], 0.0, norm / norm[:, :1] - 1.0)
-        L0 = L[:, :1, :]
-        direction = np.arctan2(
-            np.linalg.norm(np.cross(L, L0), axis=-1), np.einsum("mni,mni->mn", L, L0)
-        )
-    out = []
-    for m, n in enumerate(n_ok):
-        out.append(
-            {
-                "energy_error": float(np.max(np.abs(energy_err[m, :n]))),
-                "momentum_drift": float(np.max(np.abs(drift[m, :n]))),
-                "direction_drift": float(np.max(direction[m, :n])),
-                "attitude_error_end": float(attitude[m, n - 1]),
-                "attitude_error_max": float(np.max(attitude[m, :n])),
-                "diverged_at": None if n == t.shape[0] else float(t[n]),
-            }
-        )
-    return out
+def _score_dict(s: scenarios.Scores) -> dict[str, float | None]:
+    """The JSON scores of one method: :class:`tumble.scenarios.Scores` less the timing."""
+    return {
+        "energy_error": s.energy_error,
+        "momentum_drift": s.momentum_drift,
+        "direction_drift": s.direction_drift,
+        "attitude_error_end": s.attitude_error_end,
+        "attitude_error_max": s.attitude_error_max,
+        "diverged_at": s.diverged_at,
+    }
 
 
 def _fill(block: np.ndarray, tr: rigid.Trajectory, J: np.ndarray) -> None:
@@ -420,7 +378,7 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
     t = reference.t
     n = t.shape[0]
     M = len(names)
-    n_ok = _finite_records(trs)
+    n_ok = np.array([scenarios.finite_prefix(tr) for tr in trs])
     # One exact solution serves every method: attitude error on the finite records only.
     q = np.stack([tr.q for tr in trs])  # (M, n, 4)
     valid = np.arange(n)[None, :] < n_ok[:, None]
@@ -436,9 +394,8 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
     block = _rounded(block)
     rows = [_nest(dict(zip(_ROWS, block[m], strict=True))) for m in range(M + 1)]
     del rows[M]["attitude_error"]
-    scores = _score_rows(
-        t, np.stack([tr.L for tr in trs]), np.stack([tr.L_body for tr in trs]), J, attitude, n_ok
-    )
+    # One exact solution scores every method (scenarios.score alone would solve it again).
+    scores = [_score_dict(scenarios.score(tr, J, reference_q=reference.q)) for tr in trs]
     return {
         "case": {
             "inv_inertia": J.tolist(),
