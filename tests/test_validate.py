@@ -7,11 +7,13 @@ from tumble import InputError
 from tumble._validate import (
     as_choice,
     as_float_array,
+    as_float_dtype,
     as_int,
     as_scalar,
     broadcast_leading,
     common_dtype,
 )
+from tumble.rotation import random_quat
 
 
 def test_input_error_is_a_value_error():
@@ -81,3 +83,18 @@ def test_as_choice_rejects_arrays_and_unhashables():
             as_choice(bad, "method", choices)
     assert as_choice(np.str_("rk4"), "method", choices) == "rk4"
     assert as_choice(2, "order", (1, 2, 4)) == 2
+
+
+def test_float_dtypes():
+    assert as_float_dtype("float32") == np.float32
+    assert as_float_dtype(np.float64) == np.float64
+    with pytest.raises(InputError, match="dtype: expected float32 or float64, got int64"):
+        as_float_dtype(np.int64)
+    with pytest.raises(InputError, match="dtype: expected float32 or float64, got 'foo'"):
+        as_float_dtype("foo")
+
+
+def test_random_quat_names_a_bad_dtype():
+    # Regression: an unparseable dtype used to escape as NumPy's TypeError.
+    with pytest.raises(InputError, match="dtype: expected float32 or float64"):
+        random_quat(3, 0, dtype="foo")

@@ -64,6 +64,17 @@ def as_float_array(
     return arr
 
 
+def as_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
+    """Return ``dtype`` as ``np.dtype`` if it is float32 or float64, else raise naming ``name``."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise InputError(f"{name}: expected float32 or float64, got {dtype!r}") from None
+    if dt not in _FLOATS:
+        raise InputError(f"{name}: expected float32 or float64, got {dt}")
+    return dt
+
+
 def common_dtype(*arrays: np.ndarray) -> np.dtype:
     """The float dtype the result of combining ``arrays`` should have (float64 wins)."""
     return np.dtype(np.result_type(*[a.dtype for a in arrays], np.float32))

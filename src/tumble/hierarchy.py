@@ -24,12 +24,17 @@ import numpy as np
 
 from tumble._errors import InputError
 from tumble._kernels import transform as _k
-from tumble._validate import as_choice, as_float_array, as_int, as_scalar
+from tumble._validate import (
+    as_choice,
+    as_float_array,
+    as_float_dtype,
+    as_int,
+    as_scalar,
+    check_rotation_matrix,
+)
 from tumble.transform import (
     DynamicTransform,
     Transform,
-    _as_float_dtype,
-    _check_rotation,
     _frozen,
     _skew_tolerance,
     skew2,
@@ -123,7 +128,7 @@ class Hierarchy:
 
     def __init__(self, n: int, dtype: Any = np.float64) -> None:
         self._n = as_int(n, "n", minimum=1)
-        self._dtype = _as_float_dtype(dtype)
+        self._dtype = as_float_dtype(dtype)
         self._count = 0
         self._cap = 0
         n = self._n
@@ -320,7 +325,7 @@ class Hierarchy:
                              f"or a new node earlier in the batch (ids {first}..{first + m - 1})")
         T = _batch(translation, "translation", (m, n), self._dtype)
         R = _batch(rotation, "rotation", (m, n, n), self._dtype)
-        _check_rotation(R, "rotation")
+        check_rotation_matrix(R, "rotation")
         S = np.broadcast_to(as_float_array(scale, "scale"), (m,)) if np.ndim(scale) == 0 \
             else _batch(scale, "scale", (m,), self._dtype)
         if np.any(S <= 0):

@@ -40,6 +40,7 @@ from tumble._errors import InputError
 from tumble._kernels import rotation as _k
 from tumble._validate import (
     as_float_array,
+    as_float_dtype,
     as_int,
     broadcast_leading,
     check_rotation_matrix,
@@ -618,9 +619,7 @@ def random_quat(
         gen = np.random.default_rng()
     else:
         gen = np.random.default_rng(as_int(rng, "rng", minimum=0))
-    dt = np.dtype(dtype)
-    if dt not in ORTHOGONALITY_TOLERANCE:
-        raise InputError(f"dtype: expected float32 or float64, got {dt}")
+    dt = as_float_dtype(dtype)
     q = gen.standard_normal((*batch, 4))
     n = np.linalg.norm(q, axis=-1, keepdims=True)
     # A Gaussian 4-vector this short has probability ~1e-50; redraw it rather than divide.

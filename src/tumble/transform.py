@@ -38,6 +38,7 @@ import numpy as np
 from tumble._errors import InputError
 from tumble._validate import (
     as_float_array,
+    as_float_dtype,
     as_int,
     as_scalar,
     check_rotation_matrix,
@@ -77,10 +78,6 @@ def _commutator(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return A @ B - B @ A
 
 
-def _check_rotation(R: np.ndarray, name: str) -> None:
-    check_rotation_matrix(R, name)
-
-
 def _as_rotation(x: Any, name: str, n: int | None = None) -> np.ndarray:
     R = as_float_array(x, name)
     if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] < 1:
@@ -88,7 +85,7 @@ def _as_rotation(x: Any, name: str, n: int | None = None) -> np.ndarray:
                          f"got {R.shape}")
     if n is not None and R.shape[0] != n:
         raise InputError(f"{name}: expected shape ({n}, {n}), got shape {R.shape}")
-    _check_rotation(R, name)
+    check_rotation_matrix(R, name)
     return R
 
 
@@ -296,7 +293,7 @@ class Transform:
     def identity(cls, n: int, dtype: Any = np.float64) -> Transform:
         """The identity ``(0, id, 1)`` of n-dimensional space."""
         n = as_int(n, "n", minimum=1)
-        dtype = _as_float_dtype(dtype)
+        dtype = as_float_dtype(dtype)
         return cls._make(np.zeros(n, dtype), np.eye(n, dtype=dtype), 1.0)
 
     @classmethod
@@ -333,7 +330,7 @@ class Transform:
         T = _as_vector(translation, "translation", 3)
         S = as_scalar(scale, "scale", positive=True)
         R = np.asarray(quat_to_matrix(q))
-        _check_rotation(R, "q")
+        check_rotation_matrix(R, "q")
         return cls._make(T, R, S)
 
     @classmethod
@@ -409,16 +406,6 @@ class Transform:
             f"Transform(translation={self._translation.tolist()!r}, "
             f"rotation={self._rotation.tolist()!r}, scale={self._scale!r})"
         )
-
-
-def _as_float_dtype(dtype: Any) -> np.dtype:
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise InputError(f"dtype: expected float32 or float64, got {dtype!r}") from None
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise InputError(f"dtype: expected float32 or float64, got {dt}")
-    return dt
 
 
 class DynamicDelta(NamedTuple):

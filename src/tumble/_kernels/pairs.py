@@ -22,14 +22,12 @@ import numpy as np
 
 from tumble._kernels import JIT_OPTIONS, njit
 
-# numba's stubs type a decorated function as the wrapper, not as a callable kernel.
-_jit: Any = njit
 # Closures over a user's jitted function cannot go to numba's on-disk cache; the caller
 # keeps the compiled kernels in memory, one per user function.
 _closure_jit: Any = functools.partial(numba.njit, **{**JIT_OPTIONS, "cache": False})
 
 
-@_jit
+@njit
 def unrank_distinct(n, k):
     """The distinct pair ``(i, j)``, ``i < j < n``, of rank ``k`` (int64; needs n <= 2**31).
 
@@ -47,7 +45,7 @@ def unrank_distinct(n, k):
     return n - 2 - r, n - 1 - (m - r * (r + 1) // 2)
 
 
-@_jit
+@njit
 def fill_walk(n, i, j, distinct, I, J):
     """Fill ``I``, ``J`` with the pairs that follow ``(i, j)`` (itself first), in rank order."""
     k = 0
@@ -62,7 +60,7 @@ def fill_walk(n, i, j, distinct, I, J):
         j = i + 1 if distinct else 0
 
 
-@_jit
+@njit
 def fill_unrank(n, first, step, distinct, I, J):
     """Fill ``I``, ``J`` with the pairs of ranks ``first + t step`` (any step, int64 ranks)."""
     for t in range(I.shape[0]):
