@@ -261,7 +261,7 @@ SIMULATE_BLOCKED(blocked_modified_jolt, modified_jolt)
 def c_source() -> str:
     """The C reference with tumble's polynomial coefficients filled in (exact repr)."""
     return (
-        C_SOURCE.replace("SMALL_ANGLE_SQ", repr(_rot._SMALL_ANGLE_SQ))
+        C_SOURCE.replace("SMALL_ANGLE_SQ", repr(_rot.SMALL_ANGLE_SQ))
         .replace("COS_P", ", ".join(map(repr, _rot._COS_P)))
         .replace("SINC_S", ", ".join(map(repr, _rot._SINC_S)))
     )

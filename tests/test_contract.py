@@ -128,9 +128,14 @@ def test_signatures_match_design() -> None:
     assert list(p) == ["q", "omega", "inv_inertia", "dt", "method", "torque"]
     assert p["torque"].default is None
     p = inspect.signature(rigid.simulate).parameters
-    assert list(p) == ["q", "omega", "inv_inertia", "dt", "steps", "method", "torque", "every"]
+    contract = ["q", "omega", "inv_inertia", "dt", "steps", "method", "torque", "every"]
+    assert list(p)[: len(contract)] == contract
     assert p["torque"].default is None
     assert p["every"].default == 1
+    # anything added after the contract is keyword-only with a default
+    for extra in list(p)[len(contract) :]:
+        assert p[extra].kind is inspect.Parameter.KEYWORD_ONLY
+        assert p[extra].default is not inspect.Parameter.empty
     assert params(exact.torque_free) == ["q0", "omega0", "inv_inertia", "t"]
     assert params(exact.body_period) == ["q0", "omega0", "inv_inertia"]
     p = inspect.signature(transform.Transform).parameters

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -331,3 +333,25 @@ def test_simulate_divergence_warns_and_keeps_records() -> None:
     assert issubclass(rigid.DivergenceWarning, tumble.TumbleWarning)
     # the stable methods on the same input do not warn (pytest turns TumbleWarning to errors)
     assert np.all(np.isfinite(rigid.simulate(q, w, J, 0.5, 4000, "splitting", every=10).q))
+
+
+def test_simulate_on_divergence_ignore_is_silent_and_thread_safe() -> None:
+    """``on_divergence="ignore"``: the same records, no warning, from many threads at once.
+
+    The warning filters of :func:`warnings.catch_warnings` are process-global, so threads
+    that silence the warning that way restore each other's filters; the keyword does not
+    touch them (pytest turns TumbleWarning into errors, so a leaked warning fails here).
+    """
+    q, w, J = [1.0, 0.0, 0.0, 0.0], [0.1, 2.0, 3.0], [1.0, 0.5, 0.2]
+    with np.errstate(all="ignore"), pytest.warns(rigid.DivergenceWarning):
+        loud = rigid.simulate(q, w, J, 0.5, 4000, "explicit", every=10)
+
+    def quiet(_: int) -> rigid.Trajectory:
+        return rigid.simulate(q, w, J, 0.5, 4000, "explicit", every=10, on_divergence="ignore")
+
+    with np.errstate(all="ignore"), ThreadPoolExecutor(8) as pool:
+        runs = list(pool.map(quiet, range(64)))
+    for run in runs:
+        np.testing.assert_array_equal(run.q, loud.q)
+    with pytest.raises(InputError, match="on_divergence: expected one of 'warn', 'ignore'"):
+        rigid.simulate(q, w, J, 0.5, 1, "explicit", on_divergence="raise")

@@ -124,9 +124,19 @@ def test_quat_rotate_uses_the_normalised_quaternion(rng, quats):
 
 def test_quat_rotate_absorbs_small_norm_drift_to_round_off(rng, quats):
     v = rng.standard_normal((N, 3))
-    # |q|² - 1 up to 1e-8: inside the division-free branch, whose own error is 2e-16.
+    # |q|² - 1 up to 1e-8: the rotation is by q/|q|, so the drift leaves no trace.
     drifted = quats * np.sqrt(1 + rng.uniform(-1e-8, 1e-8, (N, 1)))
     assert_close(tr.quat_rotate(drifted, v), to_sp(quats).apply(v), SCIPY_TOL)
+
+
+def test_quat_rotate_accepts_every_normal_squared_norm(rng, quats):
+    """Any scale whose |q|² is a finite normal number rotates by q/|q| to round-off."""
+    v = rng.standard_normal((N, 3))
+    expected = to_sp(quats).apply(v)
+    for scale in (1e-150, 1e-75, 1e75, 1e150):
+        assert_close(tr.quat_rotate(quats * scale, v), expected, SCIPY_TOL)
+    with pytest.raises(InputError, match=r"^q: expected nonzero quaternions"):
+        tr.quat_rotate(quats * 1e-160, v)  # |q|² below the smallest normal number
 
 
 def test_quat_to_matrix_matches_scipy(quats):

@@ -60,8 +60,9 @@ AUTO_APPROX_MAX_ANGLE = _k.AUTO_APPROX_MAX_ANGLE
 
 ORDERS = (1, 2, 4)
 EXPS = ("exact", "approx", "auto")
+# The loops take these choices as the lengths of tuples of zeros (see the kernels).
 _EXP_TAG = {
-    name: (0,) * (code + 1)
+    name: (0.0,) * (code + 1)
     for name, code in (("exact", _k.EXACT), ("approx", _k.APPROX), ("auto", _k.AUTO))
 }
 _FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float32, np.float64)}
@@ -78,7 +79,7 @@ class MagnusConvergenceWarning(TumbleWarning):
 
 
 def _operand(arr: np.ndarray, n_trailing: int, batch: tuple[int, ...], n: int) -> Any:
-    """``arr`` in the form the loops take: ``(n, k)`` rows, or one shared ``k``-tuple."""
+    """``arr`` in the form the loops take: ``n`` rows of ``k`` (flat), or a shared ``k``-tuple."""
     trailing = arr.shape[arr.ndim - n_trailing :]
     k = math.prod(trailing)
     size = math.prod(arr.shape[: arr.ndim - n_trailing])
@@ -86,7 +87,7 @@ def _operand(arr: np.ndarray, n_trailing: int, batch: tuple[int, ...], n: int) -
         return tuple(arr.reshape(k))
     if size != n:
         arr = np.broadcast_to(arr, batch + trailing)
-    return np.ascontiguousarray(arr).reshape(n, k)
+    return np.ascontiguousarray(arr).reshape(n * k)
 
 
 def _step_operand(dt: Any, dtype: np.dtype) -> np.ndarray:
@@ -221,7 +222,7 @@ def translate(x: Any, v: Any, a: Any, dt: Any) -> tuple[np.ndarray, np.ndarray]:
     x1 = np.empty((*batch, d), dtype)
     v1 = np.empty((*batch, d), dtype)
     loop = _k.translate_parallel if _parallel(n) else _k.translate_serial
-    bad = loop(xo, vo, ao, dto, x1.reshape(n, d), v1.reshape(n, d))
+    bad = loop(xo, vo, ao, dto, d, x1.reshape(n * d), v1.reshape(n * d))
     if bad != 0:
         raise _diagnose(arrays)
     return x1, v1
@@ -262,7 +263,7 @@ def magnus(omega: Any, alpha: Any, dt: Any, order: int = 2) -> np.ndarray:
     batch, n, (wo, ao), dto = _prepare(arrays, {"omega": 1, "alpha": 1}, dt)
     out = np.empty((*batch, 3), arrays["omega"].dtype)
     loop = _k.magnus_parallel if _parallel(n) else _k.magnus_serial
-    bad, near = loop(wo, ao, dto, (0,) * order, out.reshape(n, 3))
+    bad, near = loop(wo, ao, dto, (0.0,) * order, out.reshape(n * 3))
     if bad != 0:
         raise _diagnose(arrays)
     _warn_far(wo, ao, dto, n, near)
@@ -327,9 +328,8 @@ def rotate(
     q1 = np.empty((*batch, 4), dtype)
     w1 = np.empty((*batch, 3), dtype)
     loop = _k.rotate_parallel if _parallel(n) else _k.rotate_serial
-    bad, near = loop(
-        qo, wo, ao, dto, (0,) * order, _EXP_TAG[exp], q1.reshape(n, 4), w1.reshape(n, 3)
-    )
+    tags = ((0.0,) * order, _EXP_TAG[exp], (0.0,) * 4)
+    bad, near = loop(qo, wo, ao, dto, *tags, q1.reshape(n * 4), w1.reshape(n * 3))
     if bad != 0:
         raise _diagnose(arrays, quaternion="q")
     _warn_far(wo, ao, dto, n, near)
@@ -372,10 +372,9 @@ def rotate_matrix(
     dtype = arrays["R"].dtype
     r1 = np.empty((*batch, 3, 3), dtype)
     w1 = np.empty((*batch, 3), dtype)
-    loop = _k.rotate_matrix_parallel if _parallel(n) else _k.rotate_matrix_serial
-    bad, near = loop(
-        ro, wo, ao, dto, (0,) * order, _EXP_TAG[exp], r1.reshape(n, 9), w1.reshape(n, 3)
-    )
+    loop = _k.rotate_parallel if _parallel(n) else _k.rotate_serial
+    tags = ((0.0,) * order, _EXP_TAG[exp], (0.0,) * 9)
+    bad, near = loop(ro, wo, ao, dto, *tags, r1.reshape(n * 9), w1.reshape(n * 3))
     if bad != 0:
         raise _diagnose(arrays)
     _warn_far(wo, ao, dto, n, near)

@@ -171,7 +171,7 @@ class DivergenceWarning(TumbleWarning):
     Some methods genuinely blow up (``explicit`` after ``O(1/dt²)`` steps, see the module
     table); the records are kept, NaN or infinite from the first diverged one on, and the
     message gives that record and its time. Callers that expect and detect a blow-up
-    silence it with :func:`warnings.catch_warnings`.
+    pass ``on_divergence="ignore"``.
     """
 
 
@@ -576,6 +576,8 @@ def simulate(
     method: str,
     torque: Any = None,
     every: Any = 1,
+    *,
+    on_divergence: str = "warn",
 ) -> Trajectory:
     """Run ``steps`` steps of ``method`` and record every ``every``-th state.
 
@@ -610,6 +612,11 @@ def simulate(
         World torque (constant over each step). Not allowed with ``"exact"``.
     every : int, optional
         Record interval in steps, ``>= 1``.
+    on_divergence : {"warn", "ignore"}, optional
+        What a divergence does: warn (:class:`DivergenceWarning`), or nothing, for callers
+        that detect the blow-up in the records themselves. Prefer ``"ignore"`` to
+        :func:`warnings.catch_warnings`, which is not thread-safe (concurrent threads
+        restore each other's filters).
 
     Returns
     -------
@@ -634,6 +641,7 @@ def simulate(
     dts = as_scalar(dt, "dt")
     n_steps = as_int(steps, "steps", minimum=0)
     n_every = as_int(every, "every", minimum=1)
+    warn = as_choice(on_divergence, "on_divergence", ("warn", "ignore")) == "warn"
     tq = None if torque is None or callable(torque) else torque
     qa, wa, Ja, ea, batch, dtype = _state(
         q, omega, inv_inertia, {} if tq is None else {"torque": tq}
@@ -680,7 +688,7 @@ def simulate(
             # The first step alone tells an input overflow (an InputError, as in ``step``)
             # from a divergence of the method later on (a DivergenceWarning below).
             step(qa, wa, Ja, dts, name, tq)
-    if bad:
+    if bad and warn:
         _warn_divergence(name, t, out_q, out[0], out_e)
     shape = (n_rec, *batch)
     return Trajectory(

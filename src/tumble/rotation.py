@@ -141,14 +141,19 @@ def _rotation_matrix(x: Any, name: str) -> np.ndarray:
 PARALLEL_MIN_SIZE = 20_000
 
 
-def _rows(a: np.ndarray, leading: tuple[int, ...]) -> tuple[np.ndarray, int]:
-    """``a`` as C-contiguous rows for a flat loop, and its index step (0: one shared row)."""
+_PER_ELEMENT: tuple[float, ...] = (0.0,)
+_SHARED: tuple[float, ...] = ()
+
+
+def _rows(a: np.ndarray, leading: tuple[int, ...]) -> tuple[np.ndarray, tuple[float, ...]]:
+    """``a`` as C-contiguous rows for a flat loop, and its step tag (see the kernels)."""
     n = a.shape[-1]
     if a.shape[:-1] == leading:
-        return np.ascontiguousarray(a).reshape(-1, n), 1
+        return np.ascontiguousarray(a).reshape(-1, n), _PER_ELEMENT
     if a.size == n:
-        return np.ascontiguousarray(a).reshape(1, n), 0
-    return np.ascontiguousarray(np.broadcast_to(a, (*leading, n))).reshape(-1, n), 1
+        return np.ascontiguousarray(a).reshape(1, n), _SHARED
+    rows = np.ascontiguousarray(np.broadcast_to(a, (*leading, n))).reshape(-1, n)
+    return rows, _PER_ELEMENT
 
 
 def _use_parallel(size: int) -> bool:
@@ -173,7 +178,7 @@ def _flat(
     leading = broadcast_leading(**{k: (a, 1) for k, a in named.items()})
     dtype = common_dtype(*named.values())
     operands: list[Any] = []
-    steps: list[int] = []
+    steps: list[tuple[float, ...]] = []
     for a in named.values():
         rows, step = _rows(a.astype(dtype, copy=False), leading)
         operands.append(rows.reshape(-1))
@@ -279,14 +284,12 @@ def quat_rotate(q: Any, v: Any) -> np.ndarray:
     For a body orientation ``q`` this maps body coordinates to world coordinates:
     ``v_world = quat_rotate(q, v_body)``; ``quat_rotate(quat_conjugate(q), v_world)``
     goes back. Computed as ``t = (2/|q|²) u × v``, ``v' = v + w t + u × t`` (``u`` the
-    vector part), with ``2/|q|²`` replaced by the division-free ``2 (2 - |q|²)`` when
-    ``||q|² - 1| <= sqrt(eps)`` (the difference is below round-off); error a few ulp of
-    ``|v|``.
+    vector part: the rotation by ``q/|q|`` without forming it); error a few ulp of ``|v|``.
 
     Parameters
     ----------
     q : array_like, shape (..., 4)
-        Nonzero quaternions.
+        Nonzero quaternions whose squared norm is a finite normal number.
     v : array_like, shape (..., 3)
         Vectors; leading axes broadcast against those of ``q``.
 
@@ -296,16 +299,13 @@ def quat_rotate(q: Any, v: Any) -> np.ndarray:
     """
     qa = as_float_array(q, "q", (4,), finite=False)
     va = as_float_array(v, "v", (3,), finite=False)
-    # Within sqrt(eps) of |q|² = 1 the loop's division-free normalisation is exact to
-    # round-off (see the kernel); anything further, or not finite, is flagged.
-    unit_tol = float(np.sqrt(np.finfo(common_dtype(qa, va)).eps))
+    tiny = np.finfo(common_dtype(qa, va)).tiny
     loops = (_k.quat_rotate_serial, _k.quat_rotate_parallel)
-    out, flagged = _flat(*loops, {"q": qa, "v": va}, 3, unit_tol)
+    out, flagged = _flat(*loops, {"q": qa, "v": va}, 3, tiny)
     if flagged:
-        qa = _rotation_quat(q, "q")
+        # Raises for the inputs that caused it; otherwise finite input overflowed.
+        _rotation_quat(q, "q")
         _vec(v, "v")
-        qa = qa / np.sqrt(np.einsum("...i,...i->...", qa, qa))[..., None]
-        out, _ = _flat(*loops, {"q": qa, "v": va}, 3, unit_tol)
     return out
 
 

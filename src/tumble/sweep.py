@@ -72,7 +72,6 @@ import signal
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -488,9 +487,7 @@ def _select(tr: rigid.Trajectory, bodies: Any, records: Any = slice(None)) -> ri
 def _simulate(*args: Any, **kwargs: Any) -> rigid.Trajectory:
     """:func:`tumble.rigid.simulate` without its DivergenceWarning: a blow-up is scored
     (non-finite records give NaN scores), not warned about."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rigid.DivergenceWarning)
-        return rigid.simulate(*args, **kwargs)
+    return rigid.simulate(*args, **kwargs, on_divergence="ignore")
 
 
 def _score_batch(method: str, cases: Sequence[scenarios.Case]) -> dict[str, np.ndarray]:

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numba
+from numba import types
+from numba.extending import intrinsic
 
 #: Options for scalar and per-body kernels. ``error_model="numpy"`` makes division by zero
 #: follow IEEE rules (no Python exception inside compiled loops); callers guard the
@@ -30,3 +32,23 @@ guvectorize: Callable[..., Any] = functools.partial(numba.guvectorize, nopython=
 
 FLOAT_TYPES = ("float32", "float64")
 """The element types every public kernel is compiled for."""
+
+
+@intrinsic
+def _select(typingctx: Any, cond: Any, a: Any, b: Any) -> Any:
+    """``a if cond else b`` for two floats of one type, as a single LLVM ``select``.
+
+    Both values are computed; there is no branch, so a loop that picks per element between
+    two formulas stays vectorisable (a Python conditional becomes control flow there).
+    """
+    if not isinstance(cond, types.Boolean) or not isinstance(a, types.Float) or a != b:
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.select(*args)
+
+    return a(cond, a, b), codegen
+
+
+select: Callable[..., Any] = _select
+"""``select(cond, a, b)`` in compiled code: ``a if cond else b`` without a branch."""

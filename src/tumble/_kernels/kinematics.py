@@ -3,34 +3,51 @@
 Scalar tuple kernels first (``magnus_omega`` is called by the rigid-body integrator
 kernels: keep its name and signature), then the loops behind :mod:`tumble.kinematics`.
 
-Operands of the loops. A per-element operand is a C-contiguous ``(n, k)`` array; an operand
-shared by the whole batch is passed as a plain ``k``-tuple (and a shared ``dt`` as a float),
-so it lives in registers, is never copied ``n`` times and is never reloaded after a store.
-numba compiles one loop per combination actually used; ``_get`` and ``_step`` resolve the
-choice at compile time. The Magnus order and the exponential are passed as the *length* of
-a tuple of zeros (``order_tag``, ``exp_tag``) for the same reason: numba then compiles one
-loop per choice with the branches folded away (left to run time they cost a quarter of
-a trig-free step).
+Operands of the loops. A per-element operand is the flat view of a C-contiguous ``(n, k)``
+array (unsigned offsets, so numba adds no negative-index test to the loads); an operand
+shared by the whole batch is passed as a plain ``k``-tuple (and a shared ``dt`` as a
+float), so it lives in registers, is never copied ``n`` times and is never reloaded after a
+store. numba compiles one loop per combination actually used; ``_get`` and ``_step``
+resolve the choice at compile time. The Magnus order, the exponential and the row width
+are passed as the *length* of a tuple of zeros (``order_tag``, ``exp_tag``, ``width_tag``)
+for the same reason: numba then compiles one loop per choice with the branches folded away
+(left to run time they cost a quarter of a trig-free step, and they keep LLVM from
+vectorising the loops). The zeros are floats: numba's parfor pass takes a tuple of ints
+that a ``prange`` body uses for an array shape, and fails to compile the loop.
 
 Each loop exists twice, serial (small batches: no thread start-up) and ``prange``; both
-inline the same per-element function. The loops check the input as they go, with no branch
-in the hot path: ``bad`` accumulates ``0 * x`` over values that depend on every input (NaN
-as soon as one input is NaN or infinite, or a quaternion norm is zero or overflows), and
-``near`` counts the steps whose cheap bound ``max(|w|, |w'|) |dt|`` reaches the Magnus
-convergence bound; :func:`count_far` then settles those few exactly. Together the two
-checks cost about a tenth of a trig-free step, far less than a second pass over memory.
-The public module turns them into ``InputError`` or a warning.
+call the same per-element function. Those are plain ``njit`` functions, which LLVM
+inlines: numba's ``inline="always"`` leaves loops that LLVM does not vectorise, and the
+parfor pass rejects an IR-inlined use of the ``prange`` index. The loops check the input
+as they go, with no branch in the hot path: ``bad`` counts results that are not finite
+(each depends on every input: NaN or infinite as soon as one input is, or a quaternion
+norm is zero or overflows), and ``near`` counts the steps whose cheap bound
+``max(|w|, |w'|) |dt|`` reaches the Magnus convergence bound; :func:`count_far` then
+settles those few exactly. Both are integer sums, which vectorise. The public module turns
+them into ``InputError`` or a warning.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
-from tumble._kernels import njit, parallel_njit
-from tumble._kernels.rotation import cross, dot, q_to_mat, qexp, qexp_approx, qmul
+from tumble._kernels import njit, parallel_njit, select
+from tumble._kernels.rotation import (
+    SMALL_ANGLE_SQ,
+    cross,
+    dot,
+    has_large_component,
+    q_to_mat,
+    qexp,
+    qexp_approx,
+    qexp_approx_moderate,
+    qexp_small,
+    qmul,
+)
 
 EXACT = 0
 APPROX = 1
@@ -117,7 +134,7 @@ def turn_angle(w, a, dt):
     return 0.5 * total
 
 
-@njit(inline="always")
+@njit
 def exp_half(omega, exp):
     """Unit quaternion ``exp(Omega/2)``: exact, the normalised cubic, or ``auto`` by angle."""
     x = (0.5 * omega[0], 0.5 * omega[1], 0.5 * omega[2])
@@ -128,12 +145,39 @@ def exp_half(omega, exp):
     return qexp(x)
 
 
+@njit
+def _exp_half_branch_free(omega, exp):
+    """``exp_half`` by its branch-free forms, and 1 where ``exp_half`` needs another.
+
+    The forms: the polynomials of ``qexp_small`` (exact) and ``qexp_approx_moderate``
+    (approx); ``auto`` evaluates both and selects. The flag marks the elements they do not
+    cover (half angles beyond ``SMALL_ANGLE`` for the exact exponential, huge components
+    for the approximation); a NaN lands in one of the two and stays NaN either way.
+    """
+    x = (0.5 * omega[0], 0.5 * omega[1], 0.5 * omega[2])
+    z = dot(x, x)
+    if exp == APPROX:
+        return qexp_approx_moderate(x), np.int64(has_large_component(x))
+    e = qexp_small(x, z)
+    special = np.int64(z > SMALL_ANGLE_SQ)
+    if exp == AUTO:
+        approx = qexp_approx_moderate(x)
+        use = 4.0 * z < AUTO_APPROX_MAX_ANGLE * AUTO_APPROX_MAX_ANGLE
+        e = (
+            select(use, approx[0], e[0]),
+            select(use, approx[1], e[1]),
+            select(use, approx[2], e[2]),
+            select(use, approx[3], e[3]),
+        )
+    return e, special
+
+
 # --------------------------------------------------------------------------------------
 # Operand access, resolved at compile time (see the module docstring).
 
 
-def _get(x, row, j):
-    """Component ``j`` of element ``row``: ``x[row, j]``, or ``x[j]`` of a shared tuple."""
+def _get(x, row, width, j):
+    """Component ``j`` of element ``row``: ``x[row * width + j]``, or ``x[j]`` if shared."""
     raise NotImplementedError  # pragma: no cover - replaced by the overload in compiled code
 
 
@@ -142,78 +186,90 @@ def _step(dt, row):
     raise NotImplementedError  # pragma: no cover - replaced by the overload in compiled code
 
 
-# Not inline="always": the parfor pass rejects an IR-inlined use of the prange index
-# ("overwrite of parallel loop index"); LLVM inlines these one-liners anyway.
 @overload(_get)
-def _get_impl(x, row, j):
+def _get_impl(x, row, width, j):
     if isinstance(x, types.Array):
-        return lambda x, row, j: x[row, j]
-    return lambda x, row, j: x[j]
+        return lambda x, row, width, j: x[np.uint64(row) * np.uint64(width) + np.uint64(j)]
+    return lambda x, row, width, j: x[j]
 
 
 @overload(_step)
 def _step_impl(dt, row):
     if isinstance(dt, types.Array):
-        return lambda dt, row: dt[row]
+        return lambda dt, row: dt[np.uint64(row)]
     return lambda dt, row: dt
 
 
-@njit(inline="always")
+@njit
 def _vec3(x, row):
-    return (_get(x, row, 0), _get(x, row, 1), _get(x, row, 2))
+    return (_get(x, row, 3, 0), _get(x, row, 3, 1), _get(x, row, 3, 2))
 
 
-@njit(inline="always")
-def _zero_times(x):
-    """``0 * sum(x)`` term by term: 0 for finite ``x``, NaN if any entry is NaN or inf."""
-    z = 0.0
-    for v in x:
-        z += 0.0 * v
-    return z
+@njit
+def _set(out, row, width, j, value):
+    out[np.uint64(row) * np.uint64(width) + np.uint64(j)] = value
 
 
-@njit(inline="always")
+@njit
+def _not_finite(x):
+    """1 if ``x`` is NaN or infinite, else 0 (no branch). Pass a sum of absolute values."""
+    return np.int64(not x < math.inf)
+
+
+@njit
 def _near(w, w1, h):
     """1 if ``max(|w|, |w1|) |h|`` reaches the bound (an upper bound of the turned angle)."""
     m = max(dot(w, w), dot(w1, w1)) * (h * h)
-    return 1 if m >= _CONVERGENCE_ANGLE2 else 0
+    return np.int64(m >= _CONVERGENCE_ANGLE2)
+
+
+@njit
+def _blocks(n):
+    return (n + _BLOCK - 1) // _BLOCK
+
+
+@njit
+def _block_range(b, n):
+    start = b * _BLOCK
+    return start, min(start + _BLOCK, n)
 
 
 # --------------------------------------------------------------------------------------
 # translate
 
 
-@njit(inline="always")
-def _translate_at(i, x, v, a, dt, x1, v1):
+@njit
+def _translate_at(i, x, v, a, dt, d, x1, v1):
     h = _step(dt, i)
-    z = 0.0 * h
-    for j in range(x1.shape[1]):
-        vj = _get(v, i, j)
-        aj = _get(a, i, j)
-        xj = _get(x, i, j)
-        vn = vj + aj * h
-        xn = xj + 0.5 * (vj + vn) * h
-        v1[i, j] = vn
-        x1[i, j] = xn
-        z += 0.0 * vn + 0.0 * xn
-    return z
+    bad = 0
+    for j in range(d):
+        vj = _get(v, i, d, j)
+        vn = vj + _get(a, i, d, j) * h
+        xn = _get(x, i, d, j) + 0.5 * (vj + vn) * h
+        _set(v1, i, d, j, vn)
+        _set(x1, i, d, j, xn)
+        bad |= _not_finite(abs(vn) + abs(xn))
+    return bad
 
 
 @njit
-def translate_serial(x, v, a, dt, x1, v1):
-    """Article step ``v' = v + a dt``, ``x' = x + (v + v') dt / 2``; returns ``bad``."""
-    bad = 0.0
-    for i in range(x1.shape[0]):
-        bad += _translate_at(i, x, v, a, dt, x1, v1)
+def translate_serial(x, v, a, dt, d, x1, v1):
+    """Article step ``v' = v + a dt``, ``x' = x + (v + v') dt / 2`` in ``d`` dimensions.
+
+    Returns the number of elements with a non-finite result.
+    """
+    bad = 0
+    for i in range(x1.shape[0] // d):
+        bad += _translate_at(i, x, v, a, dt, d, x1, v1)
     return bad
 
 
 @parallel_njit
-def translate_parallel(x, v, a, dt, x1, v1):
+def translate_parallel(x, v, a, dt, d, x1, v1):
     """``translate_serial`` with the elements spread over numba's threads."""
-    bad = 0.0
-    for i in prange(x1.shape[0]):
-        bad += _translate_at(i, x, v, a, dt, x1, v1)
+    bad = 0
+    for i in prange(x1.shape[0] // d):
+        bad += _translate_at(i, x, v, a, dt, d, x1, v1)
     return bad
 
 
@@ -221,24 +277,26 @@ def translate_parallel(x, v, a, dt, x1, v1):
 # magnus
 
 
-@njit(inline="always")
+@njit
 def _magnus_at(i, w, a, dt, order, out):
     wi = _vec3(w, i)
     ai = _vec3(a, i)
     h = _step(dt, i)
     o = magnus_omega(wi, ai, h, order)
-    out[i, 0], out[i, 1], out[i, 2] = o
+    for j in range(3):
+        _set(out, i, 3, j, o[j])
     w1 = (wi[0] + h * ai[0], wi[1] + h * ai[1], wi[2] + h * ai[2])
-    return _zero_times(w1) + _zero_times(o), _near(wi, w1, h)
+    size = abs(w1[0]) + abs(w1[1]) + abs(w1[2]) + abs(o[0]) + abs(o[1]) + abs(o[2])
+    return _not_finite(size), _near(wi, w1, h)
 
 
 @njit
 def magnus_serial(w, a, dt, order_tag, out):
     """``Omega`` of every element (order ``len(order_tag)``); returns ``(bad, near)``."""
     order = len(order_tag)
-    bad = 0.0
+    bad = 0
     near = 0
-    for i in range(out.shape[0]):
+    for i in range(out.shape[0] // 3):
         b, f = _magnus_at(i, w, a, dt, order, out)
         bad += b
         near += f
@@ -249,9 +307,9 @@ def magnus_serial(w, a, dt, order_tag, out):
 def magnus_parallel(w, a, dt, order_tag, out):
     """``magnus_serial`` with the elements spread over numba's threads."""
     order = len(order_tag)
-    bad = 0.0
+    bad = 0
     near = 0
-    for i in prange(out.shape[0]):
+    for i in prange(out.shape[0] // 3):
         b, f = _magnus_at(i, w, a, dt, order, out)
         bad += b
         near += f
@@ -259,109 +317,138 @@ def magnus_parallel(w, a, dt, order_tag, out):
 
 
 # --------------------------------------------------------------------------------------
-# rotate (quaternion) and rotate_matrix
+# rotate (quaternion rows of 4, or matrix rows of 9)
+#
+# Blocks of _BLOCK elements, each in passes short enough to stay in L1: (1) the output
+# rows, with the exponential of every element by its branch-free form (for matrices the
+# exponentials are first parked in the first four slots of each output row: a loop with
+# nine interleaved rows in and out is not vectorised), (2) omega' and the convergence
+# count, (3) only if pass 1 flagged some, those elements again by the full exp_half
+# (libm's sin and cos, the scaled approximation). Passes 1 and 2 have no branch and each
+# writes one array, so LLVM vectorises them across elements; a loop that writes two
+# arrays, or a Python conditional in the loop, is not vectorised.
 
-
-@njit(inline="always")
-def _omega_step(i, w, a, dt, order, exp, w_out):
-    """Shared part of both rotate loops: ``exp(Omega/2)``, ``omega'`` and ``near``.
-
-    A NaN or infinite ``w``, ``a`` or ``dt`` makes every component of ``exp(Omega/2)`` NaN
-    (``cos(inf)``, ``inf * 0``), so the callers check the finiteness of their result only.
-    """
-    wi = _vec3(w, i)
-    ai = _vec3(a, i)
-    h = _step(dt, i)
-    w1 = (wi[0] + h * ai[0], wi[1] + h * ai[1], wi[2] + h * ai[2])
-    w_out[i, 0], w_out[i, 1], w_out[i, 2] = w1
-    e = exp_half(magnus_omega(wi, ai, h, order), exp)
-    return e, _near(wi, w1, h)
-
-
-@njit(inline="always")
-def _rotate_at(i, q, w, a, dt, order, exp, q_out, w_out):
-    e, near = _omega_step(i, w, a, dt, order, exp, w_out)
-    qi = (_get(q, i, 0), _get(q, i, 1), _get(q, i, 2), _get(q, i, 3))
-    # The input is normalised so that a slowly drifting |q| never reaches the output. A zero
-    # norm makes r NaN (0 * inf) and an overflowing one makes n2 infinite: both reach bad,
-    # as does any NaN or infinity in the input (r[0] depends on every input value).
-    n2 = qi[0] * qi[0] + qi[1] * qi[1] + qi[2] * qi[2] + qi[3] * qi[3]
-    s = 1.0 / math.sqrt(n2)
-    r = qmul(e, (qi[0] * s, qi[1] * s, qi[2] * s, qi[3] * s))
-    q_out[i, 0], q_out[i, 1], q_out[i, 2], q_out[i, 3] = r
-    return 0.0 * (r[0] + n2), near
+_BLOCK = 256
 
 
 @njit
-def rotate_serial(q, w, a, dt, order_tag, exp_tag, q_out, w_out):
-    """``q' = exp(Omega/2) ⊗ q/|q|``, ``omega' = omega + alpha dt``; returns ``(bad, near)``.
+def _apply(i, x, e, width, out):
+    """Row ``i`` of ``out``: ``e ⊗ x/|x|`` (width 4) or ``exp([Omega]×) R`` (width 9).
 
-    Order ``len(order_tag)``, exponential ``len(exp_tag) - 1`` (``EXACT``/``APPROX``/``AUTO``).
+    Returns 1 if the row is not finite. A quaternion is normalised so that a slowly
+    drifting |q| never reaches the output; a zero norm makes the row NaN (0 * inf) and an
+    overflowing one leaves ``n2`` infinite, both flagged, as is any non-finite input.
     """
-    order = len(order_tag)
-    exp = len(exp_tag) - 1
-    bad = 0.0
-    near = 0
-    for i in range(q_out.shape[0]):
-        b, f = _rotate_at(i, q, w, a, dt, order, exp, q_out, w_out)
-        bad += b
-        near += f
-    return bad, near
-
-
-@parallel_njit
-def rotate_parallel(q, w, a, dt, order_tag, exp_tag, q_out, w_out):
-    """``rotate_serial`` with the elements spread over numba's threads."""
-    order = len(order_tag)
-    exp = len(exp_tag) - 1
-    bad = 0.0
-    near = 0
-    for i in prange(q_out.shape[0]):
-        b, f = _rotate_at(i, q, w, a, dt, order, exp, q_out, w_out)
-        bad += b
-        near += f
-    return bad, near
-
-
-@njit(inline="always")
-def _rotate_matrix_at(i, r, w, a, dt, order, exp, r_out, w_out):
-    e, near = _omega_step(i, w, a, dt, order, exp, w_out)
+    if width == 4:
+        qi = (_get(x, i, 4, 0), _get(x, i, 4, 1), _get(x, i, 4, 2), _get(x, i, 4, 3))
+        n2 = qi[0] * qi[0] + qi[1] * qi[1] + qi[2] * qi[2] + qi[3] * qi[3]
+        s = 1.0 / math.sqrt(n2)
+        r = qmul(e, (qi[0] * s, qi[1] * s, qi[2] * s, qi[3] * s))
+        for j in range(4):
+            _set(out, i, 4, j, r[j])
+        return _not_finite(abs(r[0]) + n2)
     m = q_to_mat(e)
-    bad = 0.0 * e[0]
+    total = 0.0
     for col in range(3):
-        c = (_get(r, i, col), _get(r, i, 3 + col), _get(r, i, 6 + col))
+        c = (_get(x, i, 9, col), _get(x, i, 9, 3 + col), _get(x, i, 9, 6 + col))
         for row in range(3):
             v = m[3 * row] * c[0] + m[3 * row + 1] * c[1] + m[3 * row + 2] * c[2]
-            r_out[i, 3 * row + col] = v
-        bad += 0.0 * (c[0] + c[1] + c[2])
+            _set(out, i, 9, 3 * row + col, v)
+            total += abs(v)
+    return _not_finite(total + abs(e[0]))
+
+
+@njit
+def _omega(i, w, a, dt, order):
+    wi = _vec3(w, i)
+    ai = _vec3(a, i)
+    return magnus_omega(wi, ai, _step(dt, i), order)
+
+
+@njit
+def _rotate_block(start, stop, x, w, a, dt, order_tag, exp_tag, width_tag, x_out, w_out):
+    """Elements ``start`` to ``stop - 1``; returns ``(bad, near)`` counts.
+
+    Takes the tags, not their lengths: the loops vectorise only where the choices are
+    compile-time constants of the function that holds them.
+    """
+    order = len(order_tag)
+    exp = len(exp_tag) - 1
+    width = len(width_tag)
+    special = 0
+    bad = 0
+    if width == 4:
+        for i in range(start, stop):
+            e, sp = _exp_half_branch_free(_omega(i, w, a, dt, order), exp)
+            bad += _apply(i, x, e, width, x_out)
+            special += sp
+    else:
+        # Nine interleaved rows in and out of one loop are not vectorised: park e first.
+        for i in range(start, stop):
+            e, sp = _exp_half_branch_free(_omega(i, w, a, dt, order), exp)
+            for j in range(4):
+                _set(x_out, i, width, j, e[j])
+            special += sp
+        for i in range(start, stop):
+            e = (
+                _get(x_out, i, width, 0),
+                _get(x_out, i, width, 1),
+                _get(x_out, i, width, 2),
+                _get(x_out, i, width, 3),
+            )
+            bad += _apply(i, x, e, width, x_out)
+    near = 0
+    for i in range(start, stop):
+        wi = _vec3(w, i)
+        ai = _vec3(a, i)
+        h = _step(dt, i)
+        w1 = (wi[0] + h * ai[0], wi[1] + h * ai[1], wi[2] + h * ai[2])
+        for j in range(3):
+            _set(w_out, i, 3, j, w1[j])
+        near += _near(wi, w1, h)
+    if special:
+        # Pass 2 counted these rows by their stand-in exponential; count them again.
+        for i in range(start, stop):
+            omega = _omega(i, w, a, dt, order)
+            if _exp_half_branch_free(omega, exp)[1]:
+                flagged = _not_finite(abs(_get(x_out, i, width, 0)))
+                bad += _apply(i, x, exp_half(omega, exp), width, x_out) - flagged
     return bad, near
 
 
 @njit
-def rotate_matrix_serial(r, w, a, dt, order_tag, exp_tag, r_out, w_out):
-    """``R' = exp([Omega]×) R`` on rows of 9 (row-major), ``omega' = omega + alpha dt``."""
-    order = len(order_tag)
-    exp = len(exp_tag) - 1
-    bad = 0.0
+def rotate_serial(x, w, a, dt, order_tag, exp_tag, width_tag, x_out, w_out):
+    """``q' = exp(Omega/2) ⊗ q/|q|`` or ``R' = exp([Omega]×) R``, ``omega' = omega + alpha dt``.
+
+    Order ``len(order_tag)``, exponential ``len(exp_tag) - 1`` (``EXACT``/``APPROX``/
+    ``AUTO``), rows of ``len(width_tag)`` (4: quaternions, 9: row-major matrices). Returns
+    ``(bad, near)``: the number of non-finite results, and of steps near the bound.
+    """
+    n = w_out.shape[0] // 3
+    tags = (order_tag, exp_tag, width_tag)
+    bad = 0
     near = 0
-    for i in range(r_out.shape[0]):
-        b, f = _rotate_matrix_at(i, r, w, a, dt, order, exp, r_out, w_out)
-        bad += b
-        near += f
+    for b in range(_blocks(n)):
+        start, stop = _block_range(b, n)
+        bb, nb = _rotate_block(start, stop, x, w, a, dt, *tags, x_out, w_out)
+        bad += bb
+        near += nb
     return bad, near
 
 
 @parallel_njit
-def rotate_matrix_parallel(r, w, a, dt, order_tag, exp_tag, r_out, w_out):
-    """``rotate_matrix_serial`` with the elements spread over numba's threads."""
-    order = len(order_tag)
-    exp = len(exp_tag) - 1
-    bad = 0.0
+def rotate_parallel(x, w, a, dt, order_tag, exp_tag, width_tag, x_out, w_out):
+    """``rotate_serial`` with the blocks spread over numba's threads."""
+    n = w_out.shape[0] // 3
+    bad = 0
     near = 0
-    for i in prange(r_out.shape[0]):
-        b, f = _rotate_matrix_at(i, r, w, a, dt, order, exp, r_out, w_out)
-        bad += b
-        near += f
+    for b in prange(_blocks(n)):
+        start, stop = _block_range(b, n)
+        bb, nb = _rotate_block(
+            start, stop, x, w, a, dt, order_tag, exp_tag, width_tag, x_out, w_out
+        )
+        bad += bb
+        near += nb
     return bad, near
 
 

@@ -32,7 +32,7 @@ from tumble._kernels import FLOAT_TYPES, guvectorize, njit, parallel_njit
 # cos t and sin(t)/t as polynomials in z = t² up to z⁸ for t <= pi/4 (see _cos_sinc_small):
 # the first dropped Taylor terms, t¹⁸/18! and t¹⁸/19!, are below 3e-18 relative there.
 SMALL_ANGLE = math.pi / 4
-_SMALL_ANGLE_SQ = SMALL_ANGLE * SMALL_ANGLE
+SMALL_ANGLE_SQ = SMALL_ANGLE * SMALL_ANGLE
 # cos t = 1 - z/2 + z² P(z): coefficients of P, (-1)^k / (2k + 4)!.
 _COS_P = tuple((-1) ** k / math.factorial(2 * k + 4) for k in range(7))
 # sin(t)/t = 1 + z S(z): coefficients of S, (-1)^(k+1) / (2k + 3)!.
@@ -135,29 +135,51 @@ def _sinc(t):
 
 
 @njit
+def qexp_small(x, z):
+    """``exp((0, x))`` for ``z = |x|² <= SMALL_ANGLE²``: polynomials only, no branch.
+
+    The branch-free core of :func:`qexp`, for loops that vectorise across elements.
+    """
+    c, s = _cos_sinc_small(z)
+    return (c, s * x[0], s * x[1], s * x[2])
+
+
+@njit
 def qexp(x):
     """``exp((0, x)) = (cos|x|, sin|x| x/|x|)`` for the 3-tuple ``x``, exact and safe at 0.
 
-    Up to ``|x| = SMALL_ANGLE`` no square root and no libm call (:func:`_cos_sinc_small`).
+    Up to ``|x| = SMALL_ANGLE`` no square root and no libm call (:func:`qexp_small`).
     """
     z = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
-    if z <= _SMALL_ANGLE_SQ:
-        c, s = _cos_sinc_small(z)
-    else:
-        t = math.sqrt(z)
-        c = math.cos(t)
-        s = math.sin(t) / t
-    return (c, s * x[0], s * x[1], s * x[2])
+    if z <= SMALL_ANGLE_SQ:
+        return qexp_small(x, z)
+    t = math.sqrt(z)
+    s = math.sin(t) / t
+    return (math.cos(t), s * x[0], s * x[1], s * x[2])
+
+
+@njit
+def qexp_approx_moderate(x):
+    """:func:`qexp_approx` for ``x`` without a component above ``_SCALED_ABOVE``; no branch.
+
+    ``((1 - t²/2), (1 - t²/6) x)`` over its norm, ``t = |x|``. The norm never vanishes
+    (``1 - t²/2 = 0`` only at ``t² = 2``, where ``1 - t²/6 != 0``).
+    """
+    t2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
+    a = 1.0 - 0.5 * t2
+    b = 1.0 - t2 / 6.0
+    inv = 1.0 / math.sqrt(a * a + b * b * t2)
+    bi = b * inv
+    return (a * inv, bi * x[0], bi * x[1], bi * x[2])
 
 
 @njit
 def qexp_approx(x):
     """Normalised third-order ``exp((0, x))``: ``((1 - t²/2), (1 - t²/6) x)`` over its norm.
 
-    ``t = |x|``; the axis is exact, only the angle is approximate. The norm never vanishes
-    (``1 - t²/2 = 0`` only at ``t² = 2``, where ``1 - t²/6 != 0``).
+    ``t = |x|``; the axis is exact, only the angle is approximate.
     """
-    if _large(x):
+    if has_large_component(x):
         # t², a² + b² t² could overflow; divided by |b| t (b < 0 here) the result is
         # -(r, n) / sqrt(1 + r²) with r = a / (b t), n = x / t, written in u = 1/t.
         n, t = _axis_and_length(x)
@@ -165,12 +187,7 @@ def qexp_approx(x):
         r = u * (u * u - 0.5) / (u * u - 1.0 / 6.0)
         inv = -1.0 / math.sqrt(1.0 + r * r)
         return (r * inv, n[0] * inv, n[1] * inv, n[2] * inv)
-    t2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
-    a = 1.0 - 0.5 * t2
-    b = 1.0 - t2 / 6.0
-    inv = 1.0 / math.sqrt(a * a + b * b * t2)
-    bi = b * inv
-    return (a * inv, bi * x[0], bi * x[1], bi * x[2])
+    return qexp_approx_moderate(x)
 
 
 @njit
@@ -273,10 +290,11 @@ def qangle(p, q):
 
 
 @njit
-def _large(x):
+def has_large_component(x):
     """Whether a component of the 3-tuple ``x`` exceeds ``_SCALED_ABOVE`` (or is NaN)."""
+    # & rather than `and`: no branch, so loops that test every element still vectorise.
     return not (
-        abs(x[0]) <= _SCALED_ABOVE and abs(x[1]) <= _SCALED_ABOVE and abs(x[2]) <= _SCALED_ABOVE
+        (abs(x[0]) <= _SCALED_ABOVE) & (abs(x[1]) <= _SCALED_ABOVE) & (abs(x[2]) <= _SCALED_ABOVE)
     )
 
 
@@ -297,7 +315,7 @@ def cayley_q(phi):
     ``4 atan(|phi|/4) = |phi| - |phi|³/48 + ...``.
     """
     a0, a1, a2 = 0.25 * phi[0], 0.25 * phi[1], 0.25 * phi[2]
-    if _large((a0, a1, a2)):
+    if has_large_component((a0, a1, a2)):
         # |a|² could overflow: numerator and denominator divided by |a|², in u = 1/|a|.
         n, s = _axis_and_length((a0, a1, a2))
         u = 1.0 / s
@@ -319,7 +337,7 @@ def cayley_rotate(v, phi):
     ``2 atan(|phi|/2) = |phi| - |phi|³/12 + ...``.
     """
     t = (0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2])
-    if _large(t):
+    if has_large_component(t):
         # |t|² could overflow: with t = s n, u = 1/s,
         # v' = v + 2u/(1 + u²) n × v + 2/(1 + u²) n × (n × v).
         n, s = _axis_and_length(t)
@@ -466,7 +484,16 @@ def norm2_range(q):
 #
 # Operands are flat 1-d views of C-contiguous (N, k) rows. Offsets are unsigned: with a
 # signed index numba adds a negative-index wrap-around test to every load, which costs
-# these short loops about 20 % (measured against the same loop in C).
+# these short loops about 20 % (measured against the same loop in C). Whether an operand
+# has one row per element or one shared row is passed as a tag, ``(0.0,)`` or ``()``,
+# whose length numba knows at compile time: the row stride is then a constant and LLVM
+# vectorises the loop across elements (with a run-time stride it does not, which cost
+# ``quat_rotate`` half its speed). The per-element functions take the tags themselves, so
+# the strides are constants inside ``prange`` bodies too (floats: numba's parfor pass
+# mistakes a tuple of ints for an array shape). The loops return how many results are
+# flagged through an integer sum, which vectorises too. The per-element functions are
+# plain ``njit`` functions that LLVM inlines: numba's own ``inline="always"`` (IR
+# inlining) leaves a loop that LLVM does not vectorise.
 
 _U1 = np.uint64(1)
 _U2 = np.uint64(2)
@@ -474,19 +501,25 @@ _U3 = np.uint64(3)
 _U4 = np.uint64(4)
 
 
-@njit(inline="always")
+@njit
+def _stride(step_tag, width):
+    """Row stride of an operand: ``width`` with one row per element, 0 for a shared row."""
+    return np.uint64(width * len(step_tag))
+
+
+@njit
 def _at3(m, j):
     return (m[j], m[j + _U1], m[j + _U2])
 
 
-@njit(inline="always")
+@njit
 def _at4(m, j):
     return (m[j], m[j + _U1], m[j + _U2], m[j + _U3])
 
 
-@njit(inline="always")
+@njit
 def _nonfinite(r):
-    """True if an entry of the result tuple ``r`` is NaN or infinite.
+    """1 if an entry of the result tuple ``r`` is NaN or infinite, else 0.
 
     A NaN or infinite input reaches every component of these results (each input component
     is multiplied into each output), so checking the output checks the input for free; an
@@ -495,18 +528,16 @@ def _nonfinite(r):
     total = 0.0
     for x in r:
         total += abs(x)
-    return not total < math.inf
+    return 0 if total < math.inf else 1
 
 
-@njit(inline="always")
-def _quat_rotate_at(i, q, v, qs, vs, unit_tol, out):
-    w, x, y, z = _at4(q, qs * i)
-    vi = _at3(v, vs * i)
+@njit
+def _quat_rotate_at(i, q, v, sq, sv, tiny, out):
+    w, x, y, z = _at4(q, _stride(sq, 4) * i)
+    vi = _at3(v, _stride(sv, 3) * i)
     n2 = w * w + x * x + y * y + z * z
-    # Rotating by q/|q| means t = (2/|q|²) u × v. Near |q|² = 1 the first-order
-    # 2 (2 - |q|²) equals 2/|q|² to 2 (|q|² - 1)², round-off for |q|² - 1 below sqrt(eps),
-    # and it saves the division that would cost as much as the rest of the rotation.
-    s = 2.0 * (2.0 - n2)
+    # Rotating by q/|q|: t = (2/|q|²) u × v, v' = v + w t + u × t.
+    s = 2.0 / n2
     u = (x, y, z)
     c = cross(u, vi)
     t = (s * c[0], s * c[1], s * c[2])
@@ -514,93 +545,82 @@ def _quat_rotate_at(i, q, v, qs, vs, unit_tol, out):
     r = (vi[0] + w * t[0] + d[0], vi[1] + w * t[1] + d[1], vi[2] + w * t[2] + d[2])
     j = _U3 * i
     out[j], out[j + _U1], out[j + _U2] = r
-    # One flag for everything: n2 is NaN when q is not finite, the result when v is not.
-    return 1 if not abs(n2 - 1.0) <= unit_tol or _nonfinite(r) else 0
+    # |q|² must be a finite normal number (NaN when q is not finite); v is checked by r.
+    return (0 if (n2 >= tiny) & (n2 < math.inf) else 1) | _nonfinite(r)
 
 
 @njit
-def quat_rotate_serial(q, v, sq, sv, unit_tol, out):
-    """``out = q v q*`` for ``q`` unit to ``||q|² - 1| <= unit_tol``; returns #flagged rows.
+def quat_rotate_serial(q, v, sq, sv, tiny, out):
+    """``out = q̂ v q̂*`` with ``q̂ = q/|q|``; returns the number of flagged rows.
 
-    Within the tolerance the rotation is by ``q/|q|`` to round-off. A row is flagged when
-    ``|q|²`` is further from 1 or its input is not finite; the caller then normalises in
-    NumPy (or raises) and runs again. ``sq``, ``sv``: 1 for one row per element, 0 for a
-    single shared row.
+    A row is flagged when ``|q|²`` is not a finite number of at least ``tiny`` (the
+    smallest normal number of the dtype; NaN for non-finite ``q``) or the result is not
+    finite. ``sq``, ``sv``: ``(0.0,)`` for one row per element, ``()`` for one shared row.
     """
-    qs = np.uint64(4 * sq)
-    vs = np.uint64(3 * sv)
     flagged = 0
     for i in range(out.shape[0] // 3):
-        flagged += _quat_rotate_at(np.uint64(i), q, v, qs, vs, unit_tol, out)
+        flagged += _quat_rotate_at(np.uint64(i), q, v, sq, sv, tiny, out)
     return flagged
 
 
 @parallel_njit
-def quat_rotate_parallel(q, v, sq, sv, unit_tol, out):
+def quat_rotate_parallel(q, v, sq, sv, tiny, out):
     """``quat_rotate_serial`` with the elements spread over numba's threads."""
-    qs = np.uint64(4 * sq)
-    vs = np.uint64(3 * sv)
     flagged = 0
     for i in prange(out.shape[0] // 3):
-        flagged += _quat_rotate_at(np.uint64(i), q, v, qs, vs, unit_tol, out)
+        flagged += _quat_rotate_at(np.uint64(i), q, v, sq, sv, tiny, out)
     return flagged
 
 
-@njit(inline="always")
-def _quat_multiply_at(i, p, q, ps, qs, out):
-    r = qmul(_at4(p, ps * i), _at4(q, qs * i))
+@njit
+def _quat_multiply_at(i, p, q, sp, sq, out):
+    r = qmul(_at4(p, _stride(sp, 4) * i), _at4(q, _stride(sq, 4) * i))
     j = _U4 * i
     out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
-    return 1 if _nonfinite(r) else 0
+    return _nonfinite(r)
 
 
 @njit
 def quat_multiply_serial(p, q, sp, sq, out):
     """``out = p ⊗ q`` row by row; returns the number of non-finite results."""
-    ps = np.uint64(4 * sp)
-    qs = np.uint64(4 * sq)
     bad = 0
     for i in range(out.shape[0] // 4):
-        bad += _quat_multiply_at(np.uint64(i), p, q, ps, qs, out)
+        bad += _quat_multiply_at(np.uint64(i), p, q, sp, sq, out)
     return bad
 
 
 @parallel_njit
 def quat_multiply_parallel(p, q, sp, sq, out):
     """``quat_multiply_serial`` with the elements spread over numba's threads."""
-    ps = np.uint64(4 * sp)
-    qs = np.uint64(4 * sq)
     bad = 0
     for i in prange(out.shape[0] // 4):
-        bad += _quat_multiply_at(np.uint64(i), p, q, ps, qs, out)
+        bad += _quat_multiply_at(np.uint64(i), p, q, sp, sq, out)
     return bad
 
 
-@njit(inline="always")
-def _rotvec_to_quat_at(i, phi, fs, out):
-    r = rotvec_to_q(_at3(phi, fs * i))
+@njit
+def _rotvec_to_quat_at(i, phi, sphi, out):
+    r = rotvec_to_q(_at3(phi, _stride(sphi, 3) * i))
     j = _U4 * i
     out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
-    return 1 if _nonfinite(r) else 0
+    return _nonfinite(r)
 
 
 @njit
 def rotvec_to_quat_serial(phi, sphi, out):
     """``out = exp(phi/2)`` row by row; returns the number of non-finite results."""
-    fs = np.uint64(3 * sphi)
     bad = 0
     for i in range(out.shape[0] // 4):
-        bad += _rotvec_to_quat_at(np.uint64(i), phi, fs, out)
+        bad += _rotvec_to_quat_at(np.uint64(i), phi, sphi, out)
     return bad
 
 
 @parallel_njit
 def rotvec_to_quat_parallel(phi, sphi, out):
     """``rotvec_to_quat_serial`` with the elements spread over numba's threads."""
-    fs = np.uint64(3 * sphi)
     bad = 0
     for i in prange(out.shape[0] // 4):
-        bad += _rotvec_to_quat_at(np.uint64(i), phi, fs, out)
+        bad += _rotvec_to_quat_at(np.uint64(i), phi, sphi, out)
     return bad
 
 
