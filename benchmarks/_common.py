@@ -54,7 +54,8 @@ def best_time(fn: Callable[[], object], *, min_time: float = 0.2, repeat: int = 
 
 
 GLIBC_SETTLED = 32 << 20
-"""glibc's mmap threshold in a long-running default process (its dynamic maximum, 32 MiB)."""
+"""The ceiling of glibc's dynamic mmap threshold (32 MiB on 64-bit), which a default process
+reaches once it has freed a block that large: the best state a default process gets."""
 
 GLIBC_KEEP_ALL = 1 << 30
 """An mmap threshold no array here reaches: every freed block stays mapped for reuse."""

@@ -132,10 +132,10 @@ def test_signatures_match_design() -> None:
     assert list(p)[: len(contract)] == contract
     assert p["torque"].default is None
     assert p["every"].default == 1
-    # anything added after the contract is keyword-only with a default
-    for extra in list(p)[len(contract) :]:
-        assert p[extra].kind is inspect.Parameter.KEYWORD_ONLY
-        assert p[extra].default is not inspect.Parameter.empty
+    # added after the contract: keyword-only, with the contract's behaviour as default
+    assert list(p)[len(contract) :] == ["on_divergence"]
+    assert p["on_divergence"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert p["on_divergence"].default == "warn"
     assert params(exact.torque_free) == ["q0", "omega0", "inv_inertia", "t"]
     assert params(exact.body_period) == ["q0", "omega0", "inv_inertia"]
     p = inspect.signature(transform.Transform).parameters

@@ -139,6 +139,19 @@ def test_quat_rotate_accepts_every_normal_squared_norm(rng, quats):
         tr.quat_rotate(quats * 1e-160, v)  # |q|² below the smallest normal number
 
 
+def test_quat_rotate_judges_the_norm_in_the_dtype_it_computes_in(rng):
+    """A float32 q whose |q|² is subnormal in float32 is fine next to float64 v (the
+    rotation runs in float64); a NaN in v is then reported as v's, not q's."""
+    q = np.array([1e-20, 0.0, 0.0, 0.0], np.float32)  # |q|² = 1e-40: subnormal in float32
+    v = rng.standard_normal((3, 3))
+    assert_close(tr.quat_rotate(q, v), v, SCIPY_TOL)
+    with pytest.raises(InputError, match=r"^q: expected nonzero quaternions"):
+        tr.quat_rotate(q, v.astype(np.float32))
+    v[1, 2] = np.nan
+    with pytest.raises(InputError, match=r"^v: "):
+        tr.quat_rotate(q, v)
+
+
 def test_quat_to_matrix_matches_scipy(quats):
     assert_close(tr.quat_to_matrix(quats), to_sp(quats).as_matrix(), SCIPY_TOL)
 

@@ -192,6 +192,22 @@ def test_diverging_method_is_scored_on_its_finite_records() -> None:
         assert not math.isnan(v)
 
 
+def test_simulate_runs_the_case_and_keeps_a_blow_up_quiet() -> None:
+    """scenarios.simulate is rigid.simulate on the case's fields, with no DivergenceWarning
+    (pytest turns TumbleWarning into errors, so a warning would fail this test)."""
+    c = scenarios.article_case(steps_per_rotation=3, rotations=100)
+    every = 5
+    with np.errstate(all="ignore"):
+        tr = scenarios.simulate(c, "explicit", every)
+        with pytest.warns(rigid.DivergenceWarning):
+            loud = rigid.simulate(
+                c.q0, c.omega0, c.inv_inertia, c.dt, c.steps, "explicit", every=every
+            )
+    np.testing.assert_array_equal(tr.q, loud.q)
+    np.testing.assert_array_equal(tr.t, loud.t)
+    assert not np.all(np.isfinite(tr.q[-1]))
+
+
 def test_run_methods_rejects_bad_input() -> None:
     c = scenarios.article_case(rotations=0.1)
     with pytest.raises(InputError, match="methods"):

@@ -299,13 +299,14 @@ def quat_rotate(q: Any, v: Any) -> np.ndarray:
     """
     qa = as_float_array(q, "q", (4,), finite=False)
     va = as_float_array(v, "v", (3,), finite=False)
-    tiny = np.finfo(common_dtype(qa, va)).tiny
+    dtype = common_dtype(qa, va)
     loops = (_k.quat_rotate_serial, _k.quat_rotate_parallel)
-    out, flagged = _flat(*loops, {"q": qa, "v": va}, 3, tiny)
+    out, flagged = _flat(*loops, {"q": qa, "v": va}, 3, np.finfo(dtype).tiny)
     if flagged:
-        # Raises for the inputs that caused it; otherwise finite input overflowed.
-        _rotation_quat(q, "q")
-        _vec(v, "v")
+        # Raises for the input that caused it (judged in the dtype the loop computed in);
+        # otherwise finite input overflowed.
+        _rotation_quat(qa.astype(dtype, copy=False), "q")
+        _vec(va.astype(dtype, copy=False), "v")
     return out
 
 

@@ -146,20 +146,29 @@ def exp_half(omega, exp):
 
 
 @njit
+def _special(x, z, exp):
+    """1 where ``exp_half`` needs more than its branch-free form, else 0.
+
+    ``x = Omega/2``, ``z = |x|²``: half angles beyond ``SMALL_ANGLE`` for the exact
+    exponential (libm's ``sin``/``cos``), huge components for the approximation (its
+    scaled form). A NaN lands on one side or the other and stays NaN either way.
+    """
+    if exp == APPROX:
+        return np.int64(has_large_component(x))
+    return np.int64(z > SMALL_ANGLE_SQ)
+
+
+@njit
 def _exp_half_branch_free(omega, exp):
-    """``exp_half`` by its branch-free forms, and 1 where ``exp_half`` needs another.
+    """``exp_half`` by its branch-free forms, and ``_special`` of the element.
 
     The forms: the polynomials of ``qexp_small`` (exact) and ``qexp_approx_moderate``
-    (approx); ``auto`` evaluates both and selects. The flag marks the elements they do not
-    cover (half angles beyond ``SMALL_ANGLE`` for the exact exponential, huge components
-    for the approximation); a NaN lands in one of the two and stays NaN either way.
+    (approx); ``auto`` evaluates both and selects. Where ``_special`` is 1 the value is a
+    stand-in, to be replaced.
     """
     x = (0.5 * omega[0], 0.5 * omega[1], 0.5 * omega[2])
     z = dot(x, x)
-    if exp == APPROX:
-        return qexp_approx_moderate(x), np.int64(has_large_component(x))
-    e = qexp_small(x, z)
-    special = np.int64(z > SMALL_ANGLE_SQ)
+    e = qexp_approx_moderate(x) if exp == APPROX else qexp_small(x, z)
     if exp == AUTO:
         approx = qexp_approx_moderate(x)
         use = 4.0 * z < AUTO_APPROX_MAX_ANGLE * AUTO_APPROX_MAX_ANGLE
@@ -169,7 +178,7 @@ def _exp_half_branch_free(omega, exp):
             select(use, approx[2], e[2]),
             select(use, approx[3], e[3]),
         )
-    return e, special
+    return e, _special(x, z, exp)
 
 
 # --------------------------------------------------------------------------------------
@@ -321,12 +330,13 @@ def magnus_parallel(w, a, dt, order_tag, out):
 #
 # Blocks of _BLOCK elements, each in passes short enough to stay in L1: (1) the output
 # rows, with the exponential of every element by its branch-free form (for matrices the
-# exponentials are first parked in the first four slots of each output row: a loop with
-# nine interleaved rows in and out is not vectorised), (2) omega' and the convergence
-# count, (3) only if pass 1 flagged some, those elements again by the full exp_half
-# (libm's sin and cos, the scaled approximation). Passes 1 and 2 have no branch and each
-# writes one array, so LLVM vectorises them across elements; a loop that writes two
-# arrays, or a Python conditional in the loop, is not vectorised.
+# exponentials are first parked in the output rows: a loop with nine interleaved rows in
+# and out is not vectorised), (2) over the range of elements that pass 1 found outside the
+# branch-free forms (``_special``; empty in most blocks), those elements again with the
+# full exp_half (libm's sin and cos, the scaled approximation), counting their non-finite
+# rows, which pass 1 left out, (3) omega' and the convergence count. The passes have no
+# branch and each writes one array, so LLVM vectorises them across elements; a loop that
+# writes two arrays, or a Python conditional in the loop, is not vectorised.
 
 _BLOCK = 256
 
@@ -375,20 +385,27 @@ def _rotate_block(start, stop, x, w, a, dt, order_tag, exp_tag, width_tag, x_out
     order = len(order_tag)
     exp = len(exp_tag) - 1
     width = len(width_tag)
-    special = 0
+    # first..last: the range of elements outside the branch-free forms, found with integer
+    # min/max (they vectorise) so that the scan at the end covers only that range.
+    first = stop
+    last = start - 1
     bad = 0
     if width == 4:
         for i in range(start, stop):
             e, sp = _exp_half_branch_free(_omega(i, w, a, dt, order), exp)
-            bad += _apply(i, x, e, width, x_out)
-            special += sp
+            bad += _apply(i, x, e, width, x_out) & (1 - sp)
+            first = min(first, i + (1 - sp) * (stop - i))
+            last = max(last, i - (1 - sp) * (i - start + 1))
     else:
-        # Nine interleaved rows in and out of one loop are not vectorised: park e first.
+        # Nine interleaved rows in and out of one loop are not vectorised: park e (and
+        # whether it is a stand-in) in the first five slots of the output row first.
         for i in range(start, stop):
             e, sp = _exp_half_branch_free(_omega(i, w, a, dt, order), exp)
             for j in range(4):
                 _set(x_out, i, width, j, e[j])
-            special += sp
+            _set(x_out, i, width, 4, sp)
+            first = min(first, i + (1 - sp) * (stop - i))
+            last = max(last, i - (1 - sp) * (i - start + 1))
         for i in range(start, stop):
             e = (
                 _get(x_out, i, width, 0),
@@ -396,7 +413,19 @@ def _rotate_block(start, stop, x, w, a, dt, order_tag, exp_tag, width_tag, x_out
                 _get(x_out, i, width, 2),
                 _get(x_out, i, width, 3),
             )
-            bad += _apply(i, x, e, width, x_out)
+            sp = np.int64(_get(x_out, i, width, 4))
+            bad += _apply(i, x, e, width, x_out) & (1 - sp)
+    # The stand-ins were not counted above: redo them with the full exp_half and count.
+    # Their flags are parked in w_out (written for good below), so that the test runs in
+    # a loop without a branch and the loop with the branch only reads a flag.
+    for i in range(first, last + 1):
+        omega = _omega(i, w, a, dt, order)
+        x_half = (0.5 * omega[0], 0.5 * omega[1], 0.5 * omega[2])
+        _set(w_out, i, 3, 0, _special(x_half, dot(x_half, x_half), exp))
+    for i in range(first, last + 1):
+        if _get(w_out, i, 3, 0) != 0.0:
+            omega = _omega(i, w, a, dt, order)
+            bad += _apply(i, x, exp_half(omega, exp), width, x_out)
     near = 0
     for i in range(start, stop):
         wi = _vec3(w, i)
@@ -406,13 +435,6 @@ def _rotate_block(start, stop, x, w, a, dt, order_tag, exp_tag, width_tag, x_out
         for j in range(3):
             _set(w_out, i, 3, j, w1[j])
         near += _near(wi, w1, h)
-    if special:
-        # Pass 2 counted these rows by their stand-in exponential; count them again.
-        for i in range(start, stop):
-            omega = _omega(i, w, a, dt, order)
-            if _exp_half_branch_free(omega, exp)[1]:
-                flagged = _not_finite(abs(_get(x_out, i, width, 0)))
-                bad += _apply(i, x, exp_half(omega, exp), width, x_out) - flagged
     return bad, near
 
 
