@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -63,7 +64,7 @@ from _common import (
     write_section,
 )
 from tumble._kernels import rotation as _rk
-from tumble.kinematics import rotate
+from tumble.kinematics import MagnusConvergenceWarning, rotate
 from tumble.rotation import quat_multiply, quat_rotate, rotvec_to_quat
 
 DT = 0.01
@@ -328,6 +329,46 @@ def _ratio(num: float, den: float) -> str:
     return f"{num / den:.2f}" if num > 0 and den > 0 else "n/a"
 
 
+LARGE_STEP_N = 200_000
+
+
+def _large_steps(lib: Any) -> str:
+    """``rotate`` (exact) on one thread when some steps turn more than 90°.
+
+    Those take libm's ``sin``/``cos`` in a second pass over their range of the block
+    (256 elements); the table shows what that costs, against the C loop, whose
+    per-element branch makes every pattern cost about the same.
+    """
+    rng = np.random.default_rng(7)
+    n = LARGE_STEP_N
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    small = 0.1 * rng.normal(size=(n, 3))
+    one, two = small.copy(), small.copy()
+    one[::256] *= 100
+    two[::256] *= 100
+    two[255::256] *= 100
+    patterns = {"none": small, "one per 256": one, "two per 256, at the ends": two}
+    patterns["all"] = 100 * small
+    zero = np.zeros((n, 3))
+    q_out, w_out = np.empty((n, 4)), np.empty((n, 3))
+    rows = []
+    for name, w in patterns.items():
+        with threads(1), warnings.catch_warnings():
+            warnings.simplefilter("ignore", MagnusConvergenceWarning)
+            t = cpu_time(lambda w=w: rotate(q, w, zero, 1.0))
+        args = [ctypes.c_long(n), *(c_pointer(a) for a in (q, w, zero))]
+        args += [ctypes.c_double(1.0), ctypes.c_int(0), c_pointer(q_out), c_pointer(w_out)]
+        tc = cpu_time(lambda args=args: lib.rotate(*args)) if lib is not None else 0.0
+        rows.append([name, fmt_time(t), fmt_time(tc) if tc else "n/a", _ratio(t, tc)])
+    return (
+        f"### Steps beyond 90° (`rotate`, exact, N = {n:,}, one thread, CPU time)\n\n"
+        "Steps whose half angle exceeds 45° leave the branch-free pass and are redone with "
+        "libm over their range of each block of 256.\n\n"
+        + markdown_table(["large steps", "tumble", "C", "tumble/C"], rows)
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tumble bench rotation", description=__doc__)
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
@@ -495,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{fmt_time(t1)} ({t1 / floor:.2f}x that), the C loop {fmt_time(tc)} "
                 f"({tc / floor:.2f}x)."
             )
+    sections.append(_large_steps(lib))
     body = "## Rotation (`tumble bench rotation`)\n\n" + "\n\n".join(sections)
     print(body)
     if not args.no_write:
