@@ -208,6 +208,26 @@ def test_simulate_runs_the_case_and_keeps_a_blow_up_quiet() -> None:
     assert not np.all(np.isfinite(tr.q[-1]))
 
 
+def test_stepping_time_is_per_body_step_and_validates() -> None:
+    c = scenarios.article_case(steps_per_rotation=16, rotations=2)
+    q, w, J = (np.tile(np.asarray(x, float), (3, 1)) for x in (c.q0, c.omega0, c.inv_inertia))
+    t = scenarios.stepping_time(q, w, J, c.dt, c.steps, "momentum_first", runs=2)
+    # seconds per body-step, not per call: a call covers >= TIMING_BODY_STEPS body-steps
+    # and takes milliseconds, so even a slow, loaded machine stays far below 1e-3 here
+    assert 0 < t < 1e-3
+    cases = [
+        ((q[:2], w, J, c.dt, c.steps, "rk4", 1), "expected shapes"),
+        ((q[0], w[0], J[0], c.dt, c.steps, "rk4", 1), "expected shapes"),
+        ((q, w[:, :2], J, c.dt, c.steps, "rk4", 1), r"omega: expected shape \(\.\.\., 3\)"),
+        ((q, w, J, c.dt, 0, "rk4", 1), "steps: expected"),
+        ((q, w, J, c.dt, c.steps, "rk4", 0), "runs: expected"),
+        ((q, w, J, c.dt, c.steps, "rk5", 1), "method: expected one of"),
+    ]
+    for args, message in cases:
+        with pytest.raises(InputError, match=message):
+            scenarios.stepping_time(*args)
+
+
 def test_run_methods_rejects_bad_input() -> None:
     c = scenarios.article_case(rotations=0.1)
     with pytest.raises(InputError, match="methods"):

@@ -56,6 +56,7 @@ __all__ = [
     "run_methods",
     "score",
     "simulate",
+    "stepping_time",
     "time_per_step",
 ]
 
@@ -390,38 +391,66 @@ def simulate(case: Case, method: str, every: int = 1) -> rigid.Trajectory:
 TIMING_BODY_STEPS = 200_000
 
 
+def stepping_time(
+    q: Any, omega: Any, inv_inertia: Any, dt: Any, steps: Any, method: str, runs: Any
+) -> float:
+    """Best seconds per body-step over ``runs`` calls of :func:`tumble.rigid.simulate`.
+
+    ``q``, ``omega``, ``inv_inertia``: a batch of bodies, shapes ``(n, 4)``, ``(n, 3)``,
+    ``(n, 3)``, with ``steps >= 1``. The batch is tiled to at least ``TIMING_BODY_STEPS``
+    body-steps and only the first and last states are recorded, so the time is the
+    stepping cost with the call's fixed cost amortised. ``"exact"`` evaluates the closed
+    form at every step instead, untiled (its cost is per evaluation). A diverging method is
+    timed like any other. Threads: as numba is set when called.
+
+    Raises
+    ------
+    InputError
+        Shapes other than these, different numbers of bodies, ``steps`` or ``runs`` below
+        1; the rest is checked by :func:`tumble.rigid.simulate`.
+    """
+    arrays = [
+        as_float_array(x, name, (k,), finite=False)
+        for x, name, k in ((q, "q", 4), (omega, "omega", 3), (inv_inertia, "inv_inertia", 3))
+    ]
+    if any(a.ndim != 2 for a in arrays) or len({a.shape[0] for a in arrays}) != 1:
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        raise InputError(
+            "q, omega, inv_inertia: expected shapes (n, 4), (n, 3), (n, 3) with the same n, "
+            f"got {shapes}"
+        )
+    steps = as_int(steps, "steps", minimum=1)
+    runs = as_int(runs, "runs", minimum=1)
+    exact = method == "exact"
+    n = arrays[0].shape[0]
+    copies = 1 if exact else max(1, -(-TIMING_BODY_STEPS // (n * steps)))
+    qt, wt, Jt = (np.tile(a, (copies, 1)) for a in arrays)
+    every = 1 if exact else steps
+    best = math.inf
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        rigid.simulate(qt, wt, Jt, dt, steps, method, every=every, on_divergence="ignore")
+        best = min(best, time.perf_counter() - t0)
+    return best / (copies * n * steps)
+
+
 def time_per_step(case: Case, method: str) -> float:
     """Measured ns per step of one body of ``method`` on ``case``, single-threaded.
 
-    The body is replicated ``ceil(TIMING_BODY_STEPS / steps)`` times in one
-    :func:`tumble.rigid.simulate` call on one numba thread, recording only the first and
-    last states (stepping cost, not recording); the best of three runs, after a warm-up.
-    ``"exact"`` evaluates the closed form at every step instead (its cost is per
-    evaluation). ``nan`` when the case has no steps.
+    :func:`stepping_time` of the case's body on one numba thread, the best of three runs
+    after a warm-up. ``nan`` when the case has no steps.
     """
     if case.steps == 0:
         return math.nan
-    exact = method == "exact"
-    copies = 1 if exact else max(1, -(-TIMING_BODY_STEPS // case.steps))
-    q = np.broadcast_to(case.q0, (copies, 4))
-    w = np.broadcast_to(case.omega0, (copies, 3))
-    every = 1 if exact else case.steps
+    body = (np.asarray(case.q0)[None], np.asarray(case.omega0)[None])
+    J = np.asarray(case.inv_inertia)[None]
     old = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        # Only the time is wanted: a diverging method is timed like any other.
-        quiet = {"on_divergence": "ignore"}
-        rigid.simulate(q, w, case.inv_inertia, case.dt, 1, method, **quiet)
-        best = math.inf
-        for _ in range(3):
-            t0 = time.perf_counter()
-            rigid.simulate(
-                q, w, case.inv_inertia, case.dt, case.steps, method, every=every, **quiet
-            )
-            best = min(best, time.perf_counter() - t0)
+        rigid.simulate(*body, J, case.dt, 1, method, on_divergence="ignore")
+        return stepping_time(*body, J, case.dt, case.steps, method, runs=3) * 1e9
     finally:
         numba.set_num_threads(old)
-    return best / (copies * case.steps) * 1e9
 
 
 def run_methods(

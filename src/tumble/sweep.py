@@ -484,12 +484,6 @@ def _select(tr: rigid.Trajectory, bodies: Any, records: Any = slice(None)) -> ri
     )  # fmt: skip
 
 
-def _simulate(*args: Any, **kwargs: Any) -> rigid.Trajectory:
-    """:func:`tumble.rigid.simulate` without its DivergenceWarning: a blow-up is scored
-    (non-finite records give NaN scores), not warned about."""
-    return rigid.simulate(*args, **kwargs, on_divergence="ignore")
-
-
 def _score_batch(method: str, cases: Sequence[scenarios.Case]) -> dict[str, np.ndarray]:
     """Run ``cases`` (equal ``dt`` and ``steps``) as one ``simulate`` call and score them."""
     dt, steps = cases[0].dt, cases[0].steps
@@ -498,21 +492,13 @@ def _score_batch(method: str, cases: Sequence[scenarios.Case]) -> dict[str, np.n
     J = np.array([c.inv_inertia for c in cases])
     nb = len(cases)
     start = time.perf_counter()
-    tr = _simulate(q, w, J, dt, steps, method)
+    # A blow-up is scored (non-finite records give NaN scores), not warned about.
+    tr = rigid.simulate(q, w, J, dt, steps, method, on_divergence="ignore")
     per_step = (time.perf_counter() - start) / (nb * steps)
     if method != "exact":
-        # Stepping cost alone, as tumble.scenarios.time_per_step measures it: first and last
-        # records only, the batch tiled to at least TIMING_BODY_STEPS body-steps so that the
-        # call's fixed cost is amortised, the better of two runs. "exact" evaluates the
-        # closed form per record, so its cost is per evaluation, from the run above.
-        copies = max(1, -(-scenarios.TIMING_BODY_STEPS // (nb * steps)))
-        qt, wt, Jt = (np.tile(a, (copies, 1)) for a in (q, w, J))
-        best = math.inf
-        for _ in range(2):
-            start = time.perf_counter()
-            _simulate(qt, wt, Jt, dt, steps, method, every=steps)
-            best = min(best, time.perf_counter() - start)
-        per_step = best / (copies * nb * steps)
+        # Stepping cost alone, the better of two runs. "exact" evaluates the closed form
+        # per record, so its cost is per evaluation, from the run above.
+        per_step = scenarios.stepping_time(q, w, J, dt, steps, method, runs=2)
     out = {name: np.full(nb, np.nan) for name in SCORE_COLUMNS}
     out["ns_per_step"][:] = per_step * 1e9
     finite = np.all(

@@ -41,6 +41,7 @@ from tumble._kernels.rotation import (
     cross,
     dot,
     has_large_component,
+    not_finite,
     q_to_mat,
     qexp,
     qexp_approx,
@@ -159,6 +160,13 @@ def _special(x, z, exp):
 
 
 @njit
+def _half(omega):
+    """``x = Omega/2`` and ``z = |x|²``, the arguments of the exponentials."""
+    x = (0.5 * omega[0], 0.5 * omega[1], 0.5 * omega[2])
+    return x, dot(x, x)
+
+
+@njit
 def _exp_half_branch_free(omega, exp):
     """``exp_half`` by its branch-free forms, and ``_special`` of the element.
 
@@ -166,8 +174,7 @@ def _exp_half_branch_free(omega, exp):
     (approx); ``auto`` evaluates both and selects. Where ``_special`` is 1 the value is a
     stand-in, to be replaced.
     """
-    x = (0.5 * omega[0], 0.5 * omega[1], 0.5 * omega[2])
-    z = dot(x, x)
+    x, z = _half(omega)
     e = qexp_approx_moderate(x) if exp == APPROX else qexp_small(x, z)
     if exp == AUTO:
         approx = qexp_approx_moderate(x)
@@ -220,12 +227,6 @@ def _set(out, row, width, j, value):
 
 
 @njit
-def _not_finite(x):
-    """1 if ``x`` is NaN or infinite, else 0 (no branch). Pass a sum of absolute values."""
-    return np.int64(not x < math.inf)
-
-
-@njit
 def _near(w, w1, h):
     """1 if ``max(|w|, |w1|) |h|`` reaches the bound (an upper bound of the turned angle)."""
     m = max(dot(w, w), dot(w1, w1)) * (h * h)
@@ -257,7 +258,7 @@ def _translate_at(i, x, v, a, dt, d, x1, v1):
         xn = _get(x, i, d, j) + 0.5 * (vj + vn) * h
         _set(v1, i, d, j, vn)
         _set(x1, i, d, j, xn)
-        bad |= _not_finite(abs(vn) + abs(xn))
+        bad |= not_finite(abs(vn) + abs(xn))
     return bad
 
 
@@ -296,7 +297,7 @@ def _magnus_at(i, w, a, dt, order, out):
         _set(out, i, 3, j, o[j])
     w1 = (wi[0] + h * ai[0], wi[1] + h * ai[1], wi[2] + h * ai[2])
     size = abs(w1[0]) + abs(w1[1]) + abs(w1[2]) + abs(o[0]) + abs(o[1]) + abs(o[2])
-    return _not_finite(size), _near(wi, w1, h)
+    return not_finite(size), _near(wi, w1, h)
 
 
 @njit
@@ -356,7 +357,7 @@ def _apply(i, x, e, width, out):
         r = qmul(e, (qi[0] * s, qi[1] * s, qi[2] * s, qi[3] * s))
         for j in range(4):
             _set(out, i, 4, j, r[j])
-        return _not_finite(abs(r[0]) + n2)
+        return not_finite(abs(r[0]) + n2)
     m = q_to_mat(e)
     total = 0.0
     for col in range(3):
@@ -365,7 +366,7 @@ def _apply(i, x, e, width, out):
             v = m[3 * row] * c[0] + m[3 * row + 1] * c[1] + m[3 * row + 2] * c[2]
             _set(out, i, 9, 3 * row + col, v)
             total += abs(v)
-    return _not_finite(total + abs(e[0]))
+    return not_finite(total + abs(e[0]))
 
 
 @njit
@@ -419,9 +420,8 @@ def _rotate_block(start, stop, x, w, a, dt, order_tag, exp_tag, width_tag, x_out
     # Their flags are parked in w_out (written for good below), so that the test runs in
     # a loop without a branch and the loop with the branch only reads a flag.
     for i in range(first, last + 1):
-        omega = _omega(i, w, a, dt, order)
-        x_half = (0.5 * omega[0], 0.5 * omega[1], 0.5 * omega[2])
-        _set(w_out, i, 3, 0, _special(x_half, dot(x_half, x_half), exp))
+        x_half, z = _half(_omega(i, w, a, dt, order))
+        _set(w_out, i, 3, 0, _special(x_half, z, exp))
     for i in range(first, last + 1):
         if _get(w_out, i, 3, 0) != 0.0:
             omega = _omega(i, w, a, dt, order)

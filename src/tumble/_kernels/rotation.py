@@ -518,6 +518,15 @@ def _at4(m, j):
 
 
 @njit
+def not_finite(x):
+    """1 if ``x`` is NaN or infinite, else 0, without a branch (loops stay vectorisable).
+
+    Pass a sum of absolute values to test many numbers at once.
+    """
+    return np.int64(not x < math.inf)
+
+
+@njit
 def _nonfinite(r):
     """1 if an entry of the result tuple ``r`` is NaN or infinite, else 0.
 
@@ -528,7 +537,7 @@ def _nonfinite(r):
     total = 0.0
     for x in r:
         total += abs(x)
-    return 0 if total < math.inf else 1
+    return not_finite(total)
 
 
 @njit
