@@ -228,6 +228,16 @@ def test_stepping_time_is_per_body_step_and_validates() -> None:
             scenarios.stepping_time(*args)
 
 
+def test_case_functions_reject_what_is_not_a_case() -> None:
+    for fn in (
+        lambda: scenarios.simulate("article", "rk4"),
+        lambda: scenarios.time_per_step({"dt": 0.1}, "rk4"),
+        lambda: scenarios.run_methods(None, ["rk4"]),
+    ):
+        with pytest.raises(InputError, match=r"^case: expected a tumble.scenarios.Case, got "):
+            fn()
+
+
 def test_run_methods_rejects_bad_input() -> None:
     c = scenarios.article_case(rotations=0.1)
     with pytest.raises(InputError, match="methods"):

@@ -369,11 +369,18 @@ def score(
     )
 
 
+def _check_case(case: Any) -> Case:
+    if not isinstance(case, Case):
+        raise InputError(f"case: expected a tumble.scenarios.Case, got {type(case).__name__}")
+    return case
+
+
 def simulate(case: Case, method: str, every: int = 1) -> rigid.Trajectory:
     """:func:`tumble.rigid.simulate` of ``case`` with ``method``, recording every ``every``-th step.
 
     A blow-up is part of a comparison: it is scored (``diverged_at``), not warned about.
     """
+    _check_case(case)
     return rigid.simulate(
         case.q0,
         case.omega0,
@@ -440,7 +447,7 @@ def time_per_step(case: Case, method: str) -> float:
     :func:`stepping_time` of the case's body on one numba thread, the best of three runs
     after a warm-up. ``nan`` when the case has no steps.
     """
-    if case.steps == 0:
+    if _check_case(case).steps == 0:
         return math.nan
     body = (np.asarray(case.q0)[None], np.asarray(case.omega0)[None])
     J = np.asarray(case.inv_inertia)[None]
@@ -483,6 +490,7 @@ def run_methods(
     -----
     ``ns_per_step`` comes from :func:`time_per_step`, a separate single-threaded run.
     """
+    _check_case(case)
     names = list(rigid.METHODS if methods is None else methods)
     if not names:
         raise InputError("methods: expected at least one method name, got none")
