@@ -812,7 +812,9 @@ def test_results_and_errors_pickle(quats):
 def test_parallel_and_serial_loops_agree(rng):
     import numba
 
-    n = tr.PARALLEL_MIN_SIZE + 7
+    from tumble._kernels.dispatch import PARALLEL_MIN_SIZE
+
+    n = PARALLEL_MIN_SIZE + 7
     q = tr.random_quat(n, rng)
     v = rng.standard_normal((n, 3))
     results = []

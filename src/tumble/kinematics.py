@@ -32,11 +32,11 @@ import math
 import warnings
 from typing import Any
 
-import numba
 import numpy as np
 
 from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import kinematics as _k
+from tumble._kernels.dispatch import use_parallel
 from tumble._validate import (
     as_choice,
     as_float_array,
@@ -66,8 +66,6 @@ _EXP_TAG = {
     for name, code in (("exact", _k.EXACT), ("approx", _k.APPROX), ("auto", _k.AUTO))
 }
 _FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float32, np.float64)}
-# Below this many elements the serial loop wins: starting numba's threads costs more.
-_PARALLEL_MIN = 20_000
 
 
 class MagnusConvergenceWarning(TumbleWarning):
@@ -184,10 +182,6 @@ def _warn_far(w: Any, a: Any, dt: Any, n: int, near: int) -> None:
         )
 
 
-def _parallel(n: int) -> bool:
-    return n >= _PARALLEL_MIN and numba.get_num_threads() > 1
-
-
 def translate(x: Any, v: Any, a: Any, dt: Any) -> tuple[np.ndarray, np.ndarray]:
     """Advance position and velocity over a step of constant acceleration.
 
@@ -221,7 +215,7 @@ def translate(x: Any, v: Any, a: Any, dt: Any) -> tuple[np.ndarray, np.ndarray]:
     dtype = arrays["x"].dtype
     x1 = np.empty((*batch, d), dtype)
     v1 = np.empty((*batch, d), dtype)
-    loop = _k.translate_parallel if _parallel(n) else _k.translate_serial
+    loop = _k.translate_parallel if use_parallel(n) else _k.translate_serial
     bad = loop(xo, vo, ao, dto, d, x1.reshape(n * d), v1.reshape(n * d))
     if bad != 0:
         raise _diagnose(arrays)
@@ -262,7 +256,7 @@ def magnus(omega: Any, alpha: Any, dt: Any, order: int = 2) -> np.ndarray:
     arrays = _arrays({"omega": (omega, (3,)), "alpha": (alpha, (3,))})
     batch, n, (wo, ao), dto = _prepare(arrays, {"omega": 1, "alpha": 1}, dt)
     out = np.empty((*batch, 3), arrays["omega"].dtype)
-    loop = _k.magnus_parallel if _parallel(n) else _k.magnus_serial
+    loop = _k.magnus_parallel if use_parallel(n) else _k.magnus_serial
     bad, near = loop(wo, ao, dto, (0.0,) * order, out.reshape(n * 3))
     if bad != 0:
         raise _diagnose(arrays)
@@ -327,7 +321,7 @@ def rotate(
     dtype = arrays["q"].dtype
     q1 = np.empty((*batch, 4), dtype)
     w1 = np.empty((*batch, 3), dtype)
-    loop = _k.rotate_parallel if _parallel(n) else _k.rotate_serial
+    loop = _k.rotate_parallel if use_parallel(n) else _k.rotate_serial
     tags = ((0.0,) * order, _EXP_TAG[exp], (0.0,) * 4)
     bad, near = loop(qo, wo, ao, dto, *tags, q1.reshape(n * 4), w1.reshape(n * 3))
     if bad != 0:
@@ -372,7 +366,7 @@ def rotate_matrix(
     dtype = arrays["R"].dtype
     r1 = np.empty((*batch, 3, 3), dtype)
     w1 = np.empty((*batch, 3), dtype)
-    loop = _k.rotate_parallel if _parallel(n) else _k.rotate_serial
+    loop = _k.rotate_parallel if use_parallel(n) else _k.rotate_serial
     tags = ((0.0,) * order, _EXP_TAG[exp], (0.0,) * 9)
     bad, near = loop(ro, wo, ao, dto, *tags, r1.reshape(n * 9), w1.reshape(n * 3))
     if bad != 0:

@@ -101,7 +101,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -111,6 +110,7 @@ from tumble._kernels import rigid as _k
 from tumble._kernels.rotation import matrix_to_quat_gu
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar, broadcast_leading
 from tumble.rotation import unit_quat
+from tumble.trajectory import Trajectory
 
 __all__ = [
     "METHODS",
@@ -193,34 +193,6 @@ _KERNEL_IDS = {
 }
 
 _NEED_INVERTIBLE = ("implicit",)
-
-
-@dataclass(frozen=True)
-class Trajectory:
-    """Recorded states of :func:`simulate`; the record index comes first.
-
-    Attributes
-    ----------
-    t : ndarray, shape (n_records,)
-        Record times, ``t[0] = 0`` and ``t[-1] = steps * dt``.
-    q : ndarray, shape (n_records, ..., 4)
-        Body-to-world unit quaternions.
-    omega : ndarray, shape (n_records, ..., 3)
-        World angular velocity.
-    L : ndarray, shape (n_records, ..., 3)
-        World angular momentum ``I_w omega``.
-    L_body : ndarray, shape (n_records, ..., 3)
-        Body-frame angular momentum ``Rᵀ L``.
-    energy : ndarray, shape (n_records, ...)
-        Kinetic energy ``½ omega·L``.
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    omega: np.ndarray
-    L: np.ndarray
-    L_body: np.ndarray
-    energy: np.ndarray
 
 
 # --------------------------------------------------------------------------------------

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from tumble._errors import InputError
 from tumble._kernels import rotation as _k
+from tumble._kernels.dispatch import use_parallel
 from tumble._validate import (
     as_float_array,
     as_float_dtype,
@@ -136,11 +136,6 @@ def _rotation_matrix(x: Any, name: str) -> np.ndarray:
     return flat
 
 
-#: Batches at least this large run the ``prange`` loops (when numba has more than one
-#: thread); below it thread start-up costs more than it saves.
-PARALLEL_MIN_SIZE = 20_000
-
-
 _PER_ELEMENT: tuple[float, ...] = (0.0,)
 _SHARED: tuple[float, ...] = ()
 
@@ -154,10 +149,6 @@ def _rows(a: np.ndarray, leading: tuple[int, ...]) -> tuple[np.ndarray, tuple[fl
         return np.ascontiguousarray(a).reshape(1, n), _SHARED
     rows = np.ascontiguousarray(np.broadcast_to(a, (*leading, n))).reshape(-1, n)
     return rows, _PER_ELEMENT
-
-
-def _use_parallel(size: int) -> bool:
-    return size >= PARALLEL_MIN_SIZE and numba.get_num_threads() > 1
 
 
 def _flat(
@@ -185,7 +176,7 @@ def _flat(
         steps.append(step)
     size = int(np.prod(leading))
     out = np.empty(size * n_out, dtype=dtype)
-    kernel = parallel if _use_parallel(size) else serial
+    kernel = parallel if use_parallel(size) else serial
     flagged = kernel(*operands, *steps, *extra, out) if size else 0
     return out.reshape((*leading, n_out)), flagged
 

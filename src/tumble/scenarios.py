@@ -35,11 +35,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
 from tumble import diagnostics, rigid, rotation
 from tumble._errors import InputError
+from tumble._kernels.dispatch import single_thread
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar
 
 __all__ = [
@@ -451,13 +451,9 @@ def time_per_step(case: Case, method: str) -> float:
         return math.nan
     body = (np.asarray(case.q0)[None], np.asarray(case.omega0)[None])
     J = np.asarray(case.inv_inertia)[None]
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
+    with single_thread():
         rigid.simulate(*body, J, case.dt, 1, method, on_divergence="ignore")
         return stepping_time(*body, J, case.dt, case.steps, method, runs=3) * 1e9
-    finally:
-        numba.set_num_threads(old)
 
 
 def run_methods(

@@ -77,11 +77,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import numba
 import numpy as np
 
 from tumble import compare, diagnostics, exact, rigid, rotation, scenarios
 from tumble._errors import InputError
+from tumble._kernels.dispatch import single_thread
 from tumble._validate import as_choice, as_float_array, as_int
 
 __all__ = [
@@ -549,9 +549,7 @@ def run_task(cases: Sequence[SweepCase]) -> dict[str, list[Any]]:
         ``{column: list}`` with the columns :data:`COLUMNS`.
     """
     rows: list[dict[str, Any]] = [{} for _ in cases]
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
+    with single_thread():
         for method, group in itertools.groupby(enumerate(cases), key=lambda ic: ic[1].method):
             built = [(i, c.build()) for i, c in group]
             built.sort(key=lambda ic: (ic[1].dt, ic[1].steps))
@@ -569,8 +567,6 @@ def run_task(cases: Sequence[SweepCase]) -> dict[str, list[Any]]:
                         "period": case.period,
                         **{name: float(v[k]) for name, v in scores.items()},
                     }
-    finally:
-        numba.set_num_threads(old)
     return {name: [r[name] for r in rows] for name in COLUMNS}
 
 

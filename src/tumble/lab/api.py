@@ -24,20 +24,17 @@ blew up) become JSON ``null``.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
-import threading
 import time
-from collections.abc import Iterator
 from typing import Annotated, Any
 
-import numba
 import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tumble import rigid, rotation, scenarios
+from tumble._kernels.dispatch import single_thread
 
 __all__ = [
     "DESCRIPTIONS",
@@ -223,41 +220,6 @@ class WorkTooLarge(Exception):
 # --------------------------------------------------------------------------------------
 # running numba from request threads
 
-_guard_lock = threading.Lock()
-_layer: str | None = None
-
-
-def _threading_layer() -> str | None:
-    """numba's threading layer, or None before the first parallel kernel has run."""
-    global _layer
-    if _layer is None:
-        with contextlib.suppress(ValueError):
-            _layer = numba.threading_layer()
-    return _layer
-
-
-@contextlib.contextmanager
-def _numba_single_thread() -> Iterator[None]:
-    """Run numba's parallel kernels on the calling thread only, for the block.
-
-    A request simulates one body, so a parallel launch only adds thread wake-ups (several
-    milliseconds per call on a loaded machine); ``set_num_threads`` is per calling thread,
-    so concurrent requests do not interfere. The ``workqueue`` threading layer (numba's
-    fallback when neither OpenMP nor TBB is available) must not be entered from two threads
-    at once: with it, or before the layer is known, requests take turns.
-    """
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        if _threading_layer() in (None, "workqueue"):
-            with _guard_lock:
-                yield
-        else:
-            yield
-    finally:
-        numba.set_num_threads(old)
-
-
 def warm_up() -> None:
     """Load (or compile) every method's kernels: a two-step run of each on the default case."""
     simulate(SimulateRequest(steps_per_rotation=2, rotations=1))
@@ -361,7 +323,7 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
             "or rotations, or ask for fewer methods"
         )
     every = max(1, math.ceil(case.steps / (MAX_POINTS - 2)))
-    with _numba_single_thread():
+    with single_thread():
         # A blow-up is shown (non-finite records become nulls and diverged_at), not warned.
         trs = [scenarios.simulate(case, m, every) for m in names]
         reference = (
