@@ -5,7 +5,7 @@ coordinates, ``R`` its matrix; ``omega`` ``(..., 3)`` is the **world** angular v
 ``inv_inertia`` ``(..., 3)`` holds the principal inverse moments ``J = diag(J1, J2, J3)`` in
 the body frame (= principal frame). ``I = J⁻¹``, world ``J_w = R J Rᵀ``, ``I_w = R I Rᵀ``,
 ``L = I_w omega``, ``E = ½ omega·L``. Torque ``tau`` is in the world frame. Formulas follow
-``shared/reference/rigid-body-integrators.md`` (section numbers below refer to it).
+``shared/reference/rigid-body-integrators.md``.
 
 Zero inverse moments
 --------------------
@@ -15,86 +15,19 @@ such an axis, so ``L`` counts only the free axes (``I_i = 0`` there: the pseudo-
 and the component of ``omega`` along a locked body axis is ignored. The exact constrained
 motion without torque is then a steady rotation about a body-fixed axis (Euler's equations
 with ``omega_i = 0`` leave the other components constant). Every method accepts such
-bodies (each step starts by clearing the locked momentum) except ``"implicit"``, whose
-Newton residual is written in ``I = J⁻¹``: it raises :class:`~tumble.InputError`. The
-order and conservation statements below are for bodies with all ``J_i > 0``.
+bodies (each step starts by clearing the locked momentum) except those whose registry
+record says ``locked_axes=False`` (``"implicit"``, whose Newton residual is written in
+``I = J⁻¹``): they raise :class:`~tumble.InputError`. The registry's order and
+conservation statements are for bodies with all ``J_i > 0``.
 
 Methods
 -------
-All methods take the torque as constant over the step. "order" is the global order of the
-attitude error at fixed time, as measured in ``tests/test_rigid_order.py`` (with and without
-torque). ``|L|`` and ``L_w`` (world momentum, i.e. also its direction) are for a free body.
-"sym.": exact for any ``dt`` on a symmetric top ("yes": attitude too; "body": body ``L``
-and energy only; "sph.": spherical top only). Cost is per body and step; ``Q`` is one
-rotation-vector exponential (one sqrt, one sin/cos pair).
-
-============================  =====  ======  ======  ==================  =====  ====================
-method                        order  |L|     L_w     energy              sym.   cost
-============================  =====  ======  ======  ==================  =====  ====================
-``explicit``                  1      grows   no      grows, blows up     no     1 Q
-``jolt``                      1      exact   O(dt)   drifts to J_mid     no     1 Q + 1 sqrt
-``naive_rotation``            1      exact   O(dt)   grows to J_max      no     2 Q
-``jolt_rotation``             1      exact   O(dt)   drifts to J_mid     no     2 Q
-``modified_jolt``             1      exact   O(dt)   local O(dt³)        body   2 Q
-``modified_jolt_cayley``      1      exact   O(dt)   local O(dt³)        body   1 Q + 1 Cayley
-``momentum_first``            1      exact   exact   local O(dt³)        yes    2 Q
-``implicit``                  1      decays  no      decays              no     1 Q + 3x3 solve
-``magnus``                    1      drifts  no      drifts              no     1 Q + 4 rotations
-``splitting``                 2      exact   exact   bounded, no drift   no     5 sin/cos pairs
-``midpoint``                  2      exact   exact   exact               no     Newton + 1 sqrt
-``rk4``                       4      drifts  drifts  drifts              no     4 evaluations
-``exact``                     exact  exact   exact   exact               yes    elliptic (SciPy)
-``none``                      0      exact   no      exact               sph.   1 Q
-``momentum_first_symmetric``  2      exact   exact   bounded, no drift   yes    (4 + n) Q, see below
-============================  =====  ======  ======  ==================  =====  ====================
-
-"J_mid"/"J_max": the energy factor ``J_L = L·JL/|L|²`` is pushed to the median / largest
-inverse moment. "local O(dt³)": one step's energy error; globally O(dt²) over a fixed
-time, with a slow drift over very long runs (``J_L`` moves ~1e-3 over 2e4 steps of
-``|omega| dt ~ 0.1``). ``none`` keeps ``|L|`` and energy only because it
-spins the body about a fixed ``omega``: it is the wrong motion (order 0).
-
-* ``explicit`` (§2.4): ``omega1 = omega0 + dt J_w (tau - omega0 × L0)``,
-  ``R1 = Q(omega1 dt) R0``. Forward Euler with the gyroscopic term:
-  ``|L1|² = |L0|² + |k|² dt²``, ``k = omega × L``; blows up after O(1/dt²) steps.
-* ``jolt`` (§2.5, Jolt's ``ApplyGyroscopicForceInternal``): body frame
-  ``L' = L0 - dt omega_b × L0`` rescaled to ``|L0|``; then the torque
-  ``omega += dt J_w tau``; ``R1 = Q(omega1 dt) R0``.
-* ``naive_rotation`` (§2.6): ``L1 = Q(-omega0 dt) L0`` (body); torque; ``R1 = Q(omega1 dt) R0``.
-* ``jolt_rotation`` (§2.7): ``L1 = Q(-Omega dt) L0`` with ``Omega = (J - J_L) L0``; torque.
-* ``modified_jolt`` (§2.10): torque first, ``L' = L0 + dt tau``; ``J' = J_k = k·Jk/|k|²``
-  (``J_L`` when ``k = 0`` by the relative test ``|k| <= 1e-12 |omega||L|``),
-  ``Omega = omega' - J' L'``, ``L1 = Q(-Omega dt) L'``, ``R1 = Q(omega1 dt) R0``.
-* ``modified_jolt_cayley``: the same with the trig-free Cayley rotation of ``L``
-  (angle ``2 atan(|Omega| dt/2)``).
-* ``momentum_first`` (§2.10): as modified Jolt for ``L``, but
-  ``R1 = Q(J' L' dt) Q(Omega dt) R0``; world ``L`` changes only by torque; exactly
-  equivariant under ``J -> J + c`` and ``J -> sJ``.
-* ``implicit`` (§3.2, Catto GDC 2015, Bullet ``computeGyroscopicImpulseImplicit_Body``):
-  one Newton step of implicit Euler in the body frame, then the torque impulse; stable but
-  dissipative.
-* ``magnus``: ``alpha = J_w (tau - omega0 × L0)`` held over the step,
-  ``omega1 = omega0 + dt alpha``, ``R1 = exp(Omega) R0`` with the order-2 Magnus vector of
-  :func:`tumble.kinematics.magnus`; the attitude update is exact for the linear
-  ``omega(t)``, but ``omega`` itself is forward Euler, so the method is first order.
-* ``splitting`` (§5.1.1, McLachlan/Reich/Touma-Wisdom, = NO_SQUISH): exact flows of
-  ``T_i = ½ J_i L_i²`` composed ``Φ1(dt/2) Φ2(dt/2) Φ3(dt) Φ2(dt/2) Φ1(dt/2)`` (axis 3, the
-  third inverse moment, in the middle), torque as Strang half kicks. Symplectic, symmetric.
-* ``midpoint`` (§5.1.3): implicit midpoint on the body Euler equations (Newton to round-off)
-  with the Cayley attitude ``R1 = R0 cay(dt omega_bar)``; conserves ``|L|``, ``E`` and
-  ``L_w``; torque as Strang half kicks.
-* ``rk4`` (§5.1.6): classical RK4 on ``(L_b, q)``, ``q`` renormalised each step.
-* ``exact``: :func:`tumble.exact.torque_free` (torque-free only).
-* ``none``: no gyroscopic term, ``omega1 = omega0 + dt J_w tau`` (what many games do); not
-  consistent with Euler's equations unless ``omega ∥ L``.
-* ``momentum_first_symmetric`` (beyond the article): ``Φ(dt/2) ∘ Φ*(dt/2)`` with ``Φ`` the
-  torque-free momentum-first step and ``Φ*(h) = Φ(-h)⁻¹`` its adjoint (solved by fixed-point
-  iteration, ``n`` passes of one ``Q`` each: about 6-10 for ``|omega| dt`` from 0.025 to
-  0.2, 16-21 near one radian per step); torque as Strang half kicks. Symmetric, so second
-  order; ``L_w`` and ``|L|`` exact even when the iteration stops early; exact for symmetric
-  and spherical tops.
-  Energy is not conserved exactly but shows no drift (a symmetric method on a reversible
-  system). Measured against ``splitting`` in ``docs/integrators.md``.
+The integrators are the records of the registry :mod:`tumble.methods`:
+:data:`METHODS` lists their names and :func:`method_info` returns one record (order, what
+it conserves, time symmetry, what it is exact for, how it takes torque, cost). Each
+method's equations are in its kernel's docstring in :mod:`tumble._kernels.rigid` and in
+``docs/integrators.md``, with measured costs; every method takes the torque as constant
+over the step, applied where its record's ``torque`` field says.
 """
 
 from __future__ import annotations
@@ -109,6 +42,7 @@ from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import rigid as _k
 from tumble._kernels.rotation import matrix_to_quat_gu
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar, broadcast_leading
+from tumble.methods import REGISTRY, MethodInfo, method_info
 from tumble.rotation import unit_quat
 from tumble.trajectory import Trajectory
 
@@ -120,48 +54,17 @@ __all__ = [
     "angular_acceleration",
     "angular_momentum",
     "energy",
+    "method_info",
     "principal_axes",
     "simulate",
     "step",
     "world_inverse_inertia",
 ]
 
-METHODS: tuple[str, ...] = (
-    "explicit",
-    "jolt",
-    "naive_rotation",
-    "jolt_rotation",
-    "modified_jolt",
-    "modified_jolt_cayley",
-    "momentum_first",
-    "implicit",
-    "magnus",
-    "splitting",
-    "midpoint",
-    "rk4",
-    "exact",
-    "none",
-    "momentum_first_symmetric",
-)
-"""Names of the integrators of :func:`step` and :func:`simulate` (see the module table)."""
+METHODS: tuple[str, ...] = tuple(info.name for info in REGISTRY)
+"""Names of the integrators of :func:`step` and :func:`simulate` (see :func:`method_info`)."""
 
-ORDERS: dict[str, float] = {
-    "explicit": 1,
-    "jolt": 1,
-    "naive_rotation": 1,
-    "jolt_rotation": 1,
-    "modified_jolt": 1,
-    "modified_jolt_cayley": 1,
-    "momentum_first": 1,
-    "implicit": 1,
-    "magnus": 1,
-    "splitting": 2,
-    "midpoint": 2,
-    "rk4": 4,
-    "exact": float("inf"),
-    "none": 0,
-    "momentum_first_symmetric": 2,
-}
+ORDERS: dict[str, float] = {info.name: info.order for info in REGISTRY}
 """Global order of the attitude error of each method (``inf``: exact; 0: inconsistent)."""
 
 
@@ -173,26 +76,6 @@ class DivergenceWarning(TumbleWarning):
     message gives that record and its time. Callers that expect and detect a blow-up
     pass ``on_divergence="ignore"``.
     """
-
-
-_KERNEL_IDS = {
-    "explicit": _k.EXPLICIT,
-    "jolt": _k.JOLT,
-    "naive_rotation": _k.NAIVE_ROTATION,
-    "jolt_rotation": _k.JOLT_ROTATION,
-    "modified_jolt": _k.MODIFIED_JOLT,
-    "modified_jolt_cayley": _k.MODIFIED_JOLT_CAYLEY,
-    "momentum_first": _k.MOMENTUM_FIRST,
-    "implicit": _k.IMPLICIT,
-    "magnus": _k.MAGNUS,
-    "splitting": _k.SPLITTING,
-    "midpoint": _k.MIDPOINT,
-    "rk4": _k.RK4,
-    "none": _k.NONE,
-    "momentum_first_symmetric": _k.MOMENTUM_FIRST_SYMMETRIC,
-}
-
-_NEED_INVERTIBLE = ("implicit",)
 
 
 # --------------------------------------------------------------------------------------
@@ -374,16 +257,18 @@ def principal_axes(I: Any) -> tuple[np.ndarray, np.ndarray]:
 # integrators
 
 
-def _method(method: Any, inv_inertia: np.ndarray, torque: Any) -> str:
-    name = as_choice(method, "method", METHODS)
-    if name in _NEED_INVERTIBLE and np.any(inv_inertia == 0):
+def _method(method: Any, inv_inertia: np.ndarray, torque: Any) -> MethodInfo:
+    info = method_info(as_choice(method, "method", METHODS))
+    if not info.locked_axes and np.any(inv_inertia == 0):
         raise InputError(
-            f"inv_inertia: method {name!r} needs every inverse moment > 0 (no locked axis); "
-            f"got {inv_inertia.min()}"
+            f"inv_inertia: method {info.name!r} needs every inverse moment > 0 "
+            f"(no locked axis); got {inv_inertia.min()}"
         )
-    if name == "exact" and torque is not None:
-        raise InputError("torque: method 'exact' is the torque-free solution; got a torque")
-    return name
+    if info.torque == "none" and torque is not None:
+        raise InputError(
+            f"torque: method {info.name!r} is the torque-free solution; got a torque"
+        )
+    return info
 
 
 def _flat(a: np.ndarray, batch: tuple[int, ...], n: int) -> np.ndarray:
@@ -458,8 +343,8 @@ def step(
     qa, wa, Ja, ea, batch, dtype = _state(
         q, omega, inv_inertia, {} if tq is None else {"torque": tq}
     )
-    name = _method(method, Ja, torque)
-    if name == "exact":
+    info = _method(method, Ja, torque)
+    if info.kernel is None:
         from tumble.exact import torque_free
 
         q1, w1 = _exact_call(torque_free, "dt", qa, _free_omega(qa, wa, Ja), Ja, dts)
@@ -484,9 +369,9 @@ def step(
     qf, Lf, Jf = (_flat(a, batch, a.shape[-1]).astype(np.float64) for a in (qa, Lb, Ja))
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
-    _k.step_kernel(_KERNEL_IDS[name], qf, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
+    _k.step_kernel(info.kernel, qf, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
     w1 = _k.world_omega_gu(q1, L1, Jf)
-    _check_step(name, q1, w1, Lf, batch, tq is not None or callable(torque))
+    _check_step(info.name, q1, w1, Lf, batch, tq is not None or callable(torque))
     return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
 
 
@@ -618,11 +503,11 @@ def simulate(
     qa, wa, Ja, ea, batch, dtype = _state(
         q, omega, inv_inertia, {} if tq is None else {"torque": tq}
     )
-    name = _method(method, Ja, torque)
+    info = _method(method, Ja, torque)
     n_rec = _n_records(n_steps, n_every)
     idx = np.minimum(np.arange(n_rec) * n_every, n_steps)
     t = (idx * dts).astype(dtype)
-    if name == "exact":
+    if info.kernel is None:
         return _simulate_exact(qa, wa, Ja, t, batch, dtype)
     # Read-only in the kernels (the torque loop steps into new arrays): no copies needed.
     qf = _flat(qa, batch, 4).astype(np.float64, copy=False)
@@ -633,7 +518,7 @@ def simulate(
     out_q = np.empty((n_rec, n, 4))
     out = [np.empty((n_rec, n, 3)) for _ in range(3)]
     out_e = np.empty((n_rec, n))
-    mid = _KERNEL_IDS[name]
+    mid = info.kernel
     bad = 1
     if callable(torque):
         qc = qf
@@ -647,7 +532,7 @@ def simulate(
             L1 = np.empty_like(Lf)
             _k.step_kernel(mid, qc, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
             if s == 1:
-                _check_step(name, q1, _k.world_omega_gu(q1, L1, Jf), Lf, batch, True)
+                _check_step(info.name, q1, _k.world_omega_gu(q1, L1, Jf), Lf, batch, True)
             qc, Lf = q1, L1
             if s % n_every == 0 or s == n_steps:
                 _k.record_kernel(qc, Lf, Jf, r, out_q, *out, out_e)
@@ -659,9 +544,9 @@ def simulate(
         if bad and n_steps:
             # The first step alone tells an input overflow (an InputError, as in ``step``)
             # from a divergence of the method later on (a DivergenceWarning below).
-            step(qa, wa, Ja, dts, name, tq)
+            step(qa, wa, Ja, dts, info.name, tq)
     if bad and warn:
-        _warn_divergence(name, t, out_q, out[0], out_e)
+        _warn_divergence(info.name, t, out_q, out[0], out_e)
     shape = (n_rec, *batch)
     return Trajectory(
         t=t,

@@ -540,7 +540,9 @@ def advance(method, q, L, J, I, tau, h):
         return step_magnus(q, L, J, I, tau, h)
     if method == MOMENTUM_FIRST_SYMMETRIC:
         return step_momentum_first_symmetric(q, L, J, I, tau, h)
-    return step_none(q, L, J, I, tau, h)
+    if method == NONE:
+        return step_none(q, L, J, I, tau, h)
+    raise ValueError("tumble._kernels.rigid.advance: unknown method kernel id")
 
 
 # --------------------------------------------------------------------------------------
@@ -654,38 +656,11 @@ def simulate_kernel(method, q0, L0, J, tau, h, steps, every, q_out, w_out, Lw_ou
     :func:`advance`, with the method chosen once per body rather than once per step.
     Returns the number of non-finite records (0 spares the caller a pass over them).
     """
+    literally(method)
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
     for g in prange((q0.shape[0] + BLOCK - 1) // BLOCK):
-        b = BLOCK * g
-        if method == MOMENTUM_FIRST:
-            bad += _simulate_body(MOMENTUM_FIRST, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == MODIFIED_JOLT:
-            bad += _simulate_body(MODIFIED_JOLT, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == MODIFIED_JOLT_CAYLEY:
-            bad += _simulate_body(MODIFIED_JOLT_CAYLEY, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == SPLITTING:
-            bad += _simulate_body(SPLITTING, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == MIDPOINT:
-            bad += _simulate_body(MIDPOINT, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == RK4:
-            bad += _simulate_body(RK4, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == EXPLICIT:
-            bad += _simulate_body(EXPLICIT, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == JOLT:
-            bad += _simulate_body(JOLT, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == NAIVE_ROTATION:
-            bad += _simulate_body(NAIVE_ROTATION, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == JOLT_ROTATION:
-            bad += _simulate_body(JOLT_ROTATION, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == IMPLICIT:
-            bad += _simulate_body(IMPLICIT, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == MAGNUS:
-            bad += _simulate_body(MAGNUS, b, q0, L0, J, tau, h, steps, every, out)
-        elif method == MOMENTUM_FIRST_SYMMETRIC:
-            bad += _simulate_body(MOMENTUM_FIRST_SYMMETRIC, b, q0, L0, J, tau, h, steps, every, out)
-        else:
-            bad += _simulate_body(NONE, b, q0, L0, J, tau, h, steps, every, out)
+        bad += _simulate_body(method, BLOCK * g, q0, L0, J, tau, h, steps, every, out)
     return bad
 
 

@@ -25,7 +25,6 @@ blew up) become JSON ``null``.
 from __future__ import annotations
 
 import math
-import re
 import time
 from typing import Annotated, Any
 
@@ -37,7 +36,6 @@ from tumble import rigid, rotation, scenarios
 from tumble._kernels.dispatch import single_thread
 
 __all__ = [
-    "DESCRIPTIONS",
     "MAX_BODY_BYTES",
     "MAX_POINTS",
     "MAX_WORK",
@@ -62,66 +60,32 @@ MAX_WORK = 2_000_000
 #: Largest request body in bytes (a full request is under 1 KiB); beyond it: 413.
 MAX_BODY_BYTES = 16 * 1024
 
-DESCRIPTIONS: dict[str, str] = {
-    "explicit": "Forward Euler with the gyroscopic term: |L| and energy grow until it blows up",
-    "jolt": "Jolt Physics: body-frame gyroscopic step rescaled to |L|; energy drifts to J_mid",
-    "naive_rotation": "Rotate body L by -omega dt: keeps |L|, energy grows toward J_max",
-    "jolt_rotation": "Jolt's step as a rotation of L about (J - J_L) L; energy drifts to J_mid",
-    "modified_jolt": "The article's modified Jolt: rotate L about omega - J_k L, then the attitude",
-    "modified_jolt_cayley": "Modified Jolt with the trig-free Cayley rotation of L",
-    "momentum_first": "The article's momentum-first: world L fixed, attitude Q(J'L dt) Q(Omega dt)",
-    "implicit": "Catto/Bullet implicit gyroscopic Newton step: stable but dissipative",
-    "magnus": "Explicit angular acceleration with the order-2 Magnus attitude update",
-    "splitting": "Symmetric splitting of the kinetic energy (NO_SQUISH): symplectic, order 2",
-    "midpoint": "Implicit midpoint with Cayley attitude: keeps |L|, world L and energy",
-    "rk4": "Classical Runge-Kutta 4 on (L_b, q): order 4, slow drift of the invariants",
-    "exact": "Closed-form torque-free motion (Jacobi elliptic functions): the reference",
-    "none": "No gyroscopic term, as many games do: spins about a fixed omega (wrong motion)",
-    "momentum_first_symmetric": "Momentum-first composed with its adjoint: symmetric, order 2",
-}
-"""One line per method for the page's legend and the ``/api/methods`` list."""
-
-# Column names of the method table in tumble.rigid's docstring, in order after the name.
-_TABLE_COLUMNS = ("order", "L_norm", "L_world", "energy", "symmetric_top", "cost")
-_CONSERVED = {"L_norm": "|L|", "L_world": "world L", "energy": "energy"}
-
-
-def _docstring_table() -> dict[str, dict[str, str]]:
-    """Rows of the method table in :mod:`tumble.rigid`'s docstring, by method name."""
-    rows: dict[str, dict[str, str]] = {}
-    for line in (rigid.__doc__ or "").splitlines():
-        m = re.match(r"^``(\w+)``\s{2,}(.*)$", line.strip())
-        if m is None:
-            continue
-        cells = re.split(r"\s{2,}", m.group(2).strip())
-        if len(cells) == len(_TABLE_COLUMNS):
-            rows[m.group(1)] = dict(zip(_TABLE_COLUMNS, cells, strict=True))
-    return rows
-
-
 def method_table() -> list[dict[str, Any]]:
     """The body of ``GET /api/methods``: one object per method of :data:`tumble.rigid.METHODS`.
 
     Each has ``name``, ``description`` (one line), ``order`` (global order of the attitude
-    error from :data:`tumble.rigid.ORDERS`; ``null`` for the exact solution, which has no
-    truncation error), ``conserves`` (the quantities among ``|L|``, ``world L`` and
-    ``energy`` that the method keeps exactly for a free body, from the method table of
-    :mod:`tumble.rigid`) and ``properties`` (that table's row as written).
+    error; ``null`` for the exact solution, which has no truncation error), ``conserves``
+    (the quantities among ``|L|``, ``world L`` and ``energy`` that the method keeps exactly
+    for a free body) and ``properties`` (the rest of its record), all from
+    :func:`tumble.rigid.method_info`.
     """
-    table = _docstring_table()
     out = []
     for name in rigid.METHODS:
-        row = table.get(name, {})
-        order = rigid.ORDERS[name]
+        info = rigid.method_info(name)
         out.append(
             {
                 "name": name,
-                "description": DESCRIPTIONS.get(name, "see tumble.rigid"),
-                "order": None if math.isinf(order) else order,
-                "conserves": [
-                    label for col, label in _CONSERVED.items() if row.get(col) == "exact"
-                ],
-                "properties": row,
+                "description": info.description,
+                "order": None if math.isinf(info.order) else info.order,
+                "conserves": list(info.conserves),
+                "properties": {
+                    "order": info.order_label,
+                    "L_norm": info.L_norm,
+                    "L_world": info.L_world,
+                    "energy": info.energy,
+                    "symmetric_top": info.exact_for_label,
+                    "cost": info.cost,
+                },
             }
         )
     return out

@@ -1,0 +1,267 @@
+"""The integrator registry: one record per rigid-body method, and everything derived from it.
+
+Each method of :func:`tumble.rigid.step` and :func:`tumble.rigid.simulate` is one
+:class:`MethodInfo` in :data:`REGISTRY`: its compiled kernel, its order, what it conserves,
+whether it is time-symmetric, what it is exact for, how it treats torque and locked axes,
+its cost class and a one-line description. :data:`tumble.rigid.METHODS`, the method table in
+``docs/integrators.md`` (:func:`render_table`, checked by a test), the lab's method list,
+``tumble compare``, sweeps and the figures' colours all read it.
+
+Adding a method is three edits: its kernel (a ``step_*`` function and its id in
+:mod:`tumble._kernels.rigid`, one line in ``advance``), its record here, and its paragraph in
+``docs/integrators.md``.
+
+Conventions of the columns (all for a free body with every inverse moment ``J_i > 0``):
+
+``order``
+    Global order of the attitude error at fixed time, as measured in
+    ``tests/test_rigid_order.py``: ``inf`` for the exact solution, 0 for a method that is not
+    consistent with Euler's equations.
+``L_norm``, ``L_world``, ``energy``
+    What happens to ``|L|``, the world angular momentum (so also its direction) and the
+    kinetic energy: ``"exact"`` means kept to round-off for any ``dt``. "J_mid"/"J_max": the
+    energy factor ``J_L = L·JL/|L|²`` is pushed to the median / largest inverse moment.
+    "local O(dt³)": one step's energy error (globally ``O(dt²)`` over a fixed time).
+``exact_for``
+    ``"symmetric"``: exact at any ``dt`` on a symmetric top (attitude too); ``"body"``:
+    body ``L`` and energy exact there, not the attitude; ``"spherical"``: spherical tops
+    only; ``"all"``: every torque-free body; ``"none"``.
+``torque``
+    ``"held"``: the world torque is applied once per step as the method's algorithm says;
+    ``"strang"``: as half kicks ``L_w += ½ dt tau`` before and after the free flow;
+    ``"stages"``: evaluated at the Runge-Kutta stages; ``"none"``: torque-free only.
+``cost``
+    Work per body and step: ``Q`` is one rotation-vector exponential (one sqrt and one
+    sin/cos pair). Measured nanoseconds are in ``docs/integrators.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tumble._errors import InputError
+from tumble._kernels import rigid as _k
+
+__all__ = ["REGISTRY", "MethodInfo", "method_info", "render_table"]
+
+#: The quantities a method may conserve, in table order, with their display labels.
+CONSERVED_LABELS = {"L_norm": "|L|", "L_world": "world L", "energy": "energy"}
+
+EXACT_FOR = ("none", "spherical", "body", "symmetric", "all")
+TORQUE_MODES = ("held", "strang", "stages", "none")
+
+_EXACT_FOR_TEXT = {
+    "none": "no",
+    "spherical": "sph. top",
+    "body": "sym. top (body)",
+    "symmetric": "sym. top",
+    "all": "any body",
+}
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """The registry record of one integrator (see the module docstring for each column).
+
+    Attributes
+    ----------
+    name : str
+        The method name taken by :func:`tumble.rigid.step` and :func:`tumble.rigid.simulate`.
+    kernel : int or None
+        Id of the compiled step in :mod:`tumble._kernels.rigid`; None for a method that runs
+        in Python (``"exact"`` evaluates :func:`tumble.exact.torque_free`).
+    order : float
+        Global order of the attitude error (``inf``: exact; 0: inconsistent).
+    L_norm, L_world, energy : str
+        Behaviour of ``|L|``, world ``L`` and energy for a free body (``"exact"``: kept).
+    exact_for : str
+        One of ``"none"``, ``"spherical"``, ``"body"``, ``"symmetric"``, ``"all"``.
+    symmetric : bool
+        Time-symmetric (self-adjoint): ``Φ(-h) = Φ(h)⁻¹``, hence of even order.
+    torque : str
+        One of ``"held"``, ``"strang"``, ``"stages"``, ``"none"``.
+    locked_axes : bool
+        Accepts zero inverse moments (axes held by a constraint).
+    cost : str
+        Work per body and step in exponentials ``Q`` and other operations.
+    description : str
+        One line (at most 100 characters) for legends and listings.
+    """
+
+    name: str
+    kernel: int | None
+    order: float
+    L_norm: str
+    L_world: str
+    energy: str
+    exact_for: str
+    symmetric: bool
+    torque: str
+    locked_axes: bool
+    cost: str
+    description: str
+
+    def __post_init__(self) -> None:
+        if self.exact_for not in EXACT_FOR or self.torque not in TORQUE_MODES:
+            raise ValueError(f"registry record {self.name!r}: bad exact_for or torque")
+        if "\n" in self.description or len(self.description) > 100:
+            raise ValueError(f"registry record {self.name!r}: description must be one line")
+
+    @property
+    def conserves(self) -> tuple[str, ...]:
+        """Labels among ``|L|``, ``world L``, ``energy`` that the method keeps to round-off."""
+        return tuple(
+            label
+            for field, label in CONSERVED_LABELS.items()
+            if getattr(self, field) == "exact"
+        )
+
+    @property
+    def exact_for_label(self) -> str:
+        """``exact_for`` as the method table writes it (``"sym. top"``, ``"no"``, ...)."""
+        return _EXACT_FOR_TEXT[self.exact_for]
+
+    @property
+    def order_label(self) -> str:
+        """The order as text: ``"exact"`` for ``inf``, else the integer."""
+        return "exact" if math.isinf(self.order) else str(int(self.order))
+
+
+def _record(
+    name: str,
+    kernel: int | None,
+    order: float,
+    props: str,
+    *,
+    description: str,
+    symmetric: bool = False,
+    torque: str = "held",
+    locked_axes: bool = True,
+) -> MethodInfo:
+    """A record from ``props`` = ``"L_norm | L_world | energy | exact_for | cost"``."""
+    L_norm, L_world, energy, exact_for, cost = (p.strip() for p in props.split("|"))
+    return MethodInfo(
+        name, kernel, order, L_norm, L_world, energy, exact_for, symmetric, torque,
+        locked_axes, cost, description,
+    )  # fmt: skip
+
+
+REGISTRY: tuple[MethodInfo, ...] = (
+    _record(
+        "explicit", _k.EXPLICIT, 1, "grows | no | grows, blows up | none | 1 Q",
+        description="Forward Euler with the gyroscopic term: |L| and energy grow until it blows up",
+    ),
+    _record(
+        "jolt", _k.JOLT, 1, "exact | O(dt) | drifts to J_mid | none | 1 Q + 1 sqrt",
+        description=(
+            "Jolt Physics: body-frame gyroscopic step rescaled to |L|; energy drifts to J_mid"
+        ),
+    ),
+    _record(
+        "naive_rotation", _k.NAIVE_ROTATION, 1, "exact | O(dt) | grows to J_max | none | 2 Q",
+        description="Rotate body L by -omega dt: keeps |L|, energy grows toward J_max",
+    ),
+    _record(
+        "jolt_rotation", _k.JOLT_ROTATION, 1, "exact | O(dt) | drifts to J_mid | none | 2 Q",
+        description="Jolt's step as a rotation of L about (J - J_L) L; energy drifts to J_mid",
+    ),
+    _record(
+        "modified_jolt", _k.MODIFIED_JOLT, 1, "exact | O(dt) | local O(dt³) | body | 2 Q",
+        description="The article's modified Jolt: rotate L about omega - J_k L, then the attitude",
+    ),
+    _record(
+        "modified_jolt_cayley", _k.MODIFIED_JOLT_CAYLEY, 1,
+        "exact | O(dt) | local O(dt³) | body | 1 Q + 1 Cayley",
+        description="Modified Jolt with the trig-free Cayley rotation of L",
+    ),
+    _record(
+        "momentum_first", _k.MOMENTUM_FIRST, 1, "exact | exact | local O(dt³) | symmetric | 2 Q",
+        description="The article's momentum-first: world L fixed, attitude Q(J'L dt) Q(Omega dt)",
+    ),
+    _record(
+        "implicit", _k.IMPLICIT, 1, "decays | no | decays | none | 1 Q + 3x3 solve",
+        locked_axes=False,
+        description="Catto/Bullet implicit gyroscopic Newton step: stable but dissipative",
+    ),
+    _record(
+        "magnus", _k.MAGNUS, 1, "drifts | no | drifts | none | 1 Q + 4 rotations",
+        description="Explicit angular acceleration with the order-2 Magnus attitude update",
+    ),
+    _record(
+        "splitting", _k.SPLITTING, 2, "exact | exact | bounded, no drift | none | 5 sin/cos pairs",
+        symmetric=True, torque="strang",
+        description="Symmetric splitting of the kinetic energy (NO_SQUISH): symplectic, order 2",
+    ),
+    _record(
+        "midpoint", _k.MIDPOINT, 2, "exact | exact | exact | none | Newton + 1 sqrt",
+        symmetric=True, torque="strang",
+        description="Implicit midpoint with Cayley attitude: keeps |L|, world L and energy",
+    ),
+    _record(
+        "rk4", _k.RK4, 4, "drifts | drifts | drifts | none | 4 evaluations",
+        torque="stages",
+        description="Classical Runge-Kutta 4 on (L_b, q): order 4, slow drift of the invariants",
+    ),
+    _record(
+        "exact", None, math.inf, "exact | exact | exact | all | elliptic (SciPy)",
+        symmetric=True, torque="none",
+        description="Closed-form torque-free motion (Jacobi elliptic functions): the reference",
+    ),
+    _record(
+        "none", _k.NONE, 0, "exact | no | exact | spherical | 1 Q",
+        description=(
+            "No gyroscopic term, as many games do: spins about a fixed omega (wrong motion)"
+        ),
+    ),
+    _record(
+        "momentum_first_symmetric", _k.MOMENTUM_FIRST_SYMMETRIC, 2,
+        "exact | exact | bounded, no drift | symmetric | (4 + n) Q",
+        symmetric=True, torque="strang",
+        description="Momentum-first composed with its adjoint: symmetric, order 2",
+    ),
+)  # fmt: skip
+"""Every method, in the order of :data:`tumble.rigid.METHODS`."""
+
+_BY_NAME = {info.name: info for info in REGISTRY}
+
+
+def method_info(name: str) -> MethodInfo:
+    """The registry record of method ``name`` (see :class:`MethodInfo`).
+
+    Raises
+    ------
+    InputError
+        ``name`` is not a method name.
+    """
+    info = _BY_NAME.get(name) if isinstance(name, str) else None
+    if info is None:
+        raise InputError(
+            f"name: expected one of {', '.join(_BY_NAME)}, got {name!r}"
+        )
+    return info
+
+
+
+_TABLE = (
+    ("method", lambda m: f"`{m.name}`"),
+    ("order", lambda m: m.order_label),
+    ("`\\|L\\|`", lambda m: m.L_norm),
+    ("world `L`", lambda m: m.L_world),
+    ("energy", lambda m: m.energy),
+    ("exact for", lambda m: m.exact_for_label),
+    ("time-sym.", lambda m: "yes" if m.symmetric else "no"),
+    ("torque", lambda m: m.torque),
+    ("locked axes", lambda m: "yes" if m.locked_axes else "no"),
+    ("cost", lambda m: m.cost),
+)  # fmt: skip
+
+
+def render_table() -> str:
+    """The method table of ``docs/integrators.md`` as Markdown, one row per record."""
+    lines = [
+        "| " + " | ".join(h for h, _ in _TABLE) + " |",
+        "|" + "---|" * len(_TABLE),
+    ]
+    lines += ["| " + " | ".join(cell(m) for _, cell in _TABLE) + " |" for m in REGISTRY]
+    return "\n".join(lines)
