@@ -112,9 +112,7 @@ class MethodInfo:
     def conserves(self) -> tuple[str, ...]:
         """Labels among ``|L|``, ``world L``, ``energy`` that the method keeps to round-off."""
         return tuple(
-            label
-            for field, label in CONSERVED_LABELS.items()
-            if getattr(self, field) == "exact"
+            label for field, label in CONSERVED_LABELS.items() if getattr(self, field) == "exact"
         )
 
     @property
@@ -236,11 +234,8 @@ def method_info(name: str) -> MethodInfo:
     """
     info = _BY_NAME.get(name) if isinstance(name, str) else None
     if info is None:
-        raise InputError(
-            f"name: expected one of {', '.join(_BY_NAME)}, got {name!r}"
-        )
+        raise InputError(f"name: expected one of {', '.join(_BY_NAME)}, got {name!r}")
     return info
-
 
 
 _TABLE = (

@@ -40,6 +40,7 @@ import numpy as np
 
 from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import rigid as _k
+from tumble._kernels.dispatch import use_parallel
 from tumble._kernels.rotation import matrix_to_quat_gu
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar, broadcast_leading
 from tumble.methods import REGISTRY, MethodInfo, method_info
@@ -265,9 +266,7 @@ def _method(method: Any, inv_inertia: np.ndarray, torque: Any) -> MethodInfo:
             f"(no locked axis); got {inv_inertia.min()}"
         )
     if info.torque == "none" and torque is not None:
-        raise InputError(
-            f"torque: method {info.name!r} is the torque-free solution; got a torque"
-        )
+        raise InputError(f"torque: method {info.name!r} is the torque-free solution; got a torque")
     return info
 
 
@@ -369,7 +368,8 @@ def step(
     qf, Lf, Jf = (_flat(a, batch, a.shape[-1]).astype(np.float64) for a in (qa, Lb, Ja))
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
-    _k.step_kernel(info.kernel, qf, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
+    loop = _k.step_parallel if use_parallel(qf.shape[0]) else _k.step_serial
+    loop(info.kernel, qf, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
     w1 = _k.world_omega_gu(q1, L1, Jf)
     _check_step(info.name, q1, w1, Lf, batch, tq is not None or callable(torque))
     return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
@@ -520,9 +520,12 @@ def simulate(
     out_e = np.empty((n_rec, n))
     mid = info.kernel
     bad = 1
+    parallel = use_parallel(n)
     if callable(torque):
+        step_loop = _k.step_parallel if parallel else _k.step_serial
+        record = _k.record_parallel if parallel else _k.record_serial
         qc = qf
-        _k.record_kernel(qc, Lf, Jf, 0, out_q, *out, out_e)
+        record(qc, Lf, Jf, 0, out_q, *out, out_e)
         r = 1
         for s in range(1, n_steps + 1):
             q_now = qc.astype(dtype).reshape((*batch, 4))
@@ -530,17 +533,18 @@ def simulate(
             tau = _torque_now(torque, (s - 1) * dts, q_now, w_now, batch, dtype)
             q1 = np.empty_like(qc)
             L1 = np.empty_like(Lf)
-            _k.step_kernel(mid, qc, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
+            step_loop(mid, qc, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
             if s == 1:
                 _check_step(info.name, q1, _k.world_omega_gu(q1, L1, Jf), Lf, batch, True)
             qc, Lf = q1, L1
             if s % n_every == 0 or s == n_steps:
-                _k.record_kernel(qc, Lf, Jf, r, out_q, *out, out_e)
+                record(qc, Lf, Jf, r, out_q, *out, out_e)
                 r += 1
     else:
         tau = (np.zeros((n, 3)) if tq is None else _flat(ea["torque"], batch, 3)).astype(np.float64)
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
-        bad = _k.simulate_kernel(mid, qf, Lf, Jf, tau, dts, n_steps, n_every, out_q, *out, out_e)
+        loop = _k.simulate_parallel if parallel else _k.simulate_serial
+        bad = loop(mid, qf, Lf, Jf, tau, dts, n_steps, n_every, out_q, *out, out_e)
         if bad and n_steps:
             # The first step alone tells an input overflow (an InputError, as in ``step``)
             # from a divergence of the method later on (a DivergenceWarning below).
@@ -558,9 +562,7 @@ def simulate(
     )
 
 
-def _warn_divergence(
-    name: str, t: np.ndarray, q: np.ndarray, w: np.ndarray, e: np.ndarray
-) -> None:
+def _warn_divergence(name: str, t: np.ndarray, q: np.ndarray, w: np.ndarray, e: np.ndarray) -> None:
     """Warn (:class:`DivergenceWarning`) if any record of ``(n_rec, n, ·)`` is non-finite."""
     bad = ~(np.all(np.isfinite(q), axis=-1) & np.all(np.isfinite(w), axis=-1) & np.isfinite(e))
     if not np.any(bad):

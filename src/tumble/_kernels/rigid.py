@@ -12,7 +12,7 @@ pseudo-inverse (``I_i = 0`` where ``J_i = 0``) and every step starts by clearing
 momentum on such axes (:func:`_constrain`), which is what a step from ``(q, omega)``
 does; so ``step`` repeated and ``simulate`` agree in that case too.
 
-Loops (``simulate_kernel``, ``step_kernel``) are compiled per array dtype, but they widen
+Loops (``simulate_*``, ``step_*``, ``record_*``) are compiled per array dtype, but they widen
 the inputs to float64 on entry, so the method kernels are compiled once.
 """
 
@@ -581,13 +581,14 @@ def _record(r, b, q, L, J, q_out, w_out, Lw_out, Lb_out, E_out):
     return 0 if total < math.inf else 1
 
 
-#: Bodies per block in ``simulate_kernel``. A step is one long dependency chain (products,
-#: a division, a square root, each feeding the next), so one body at a time leaves the core
-#: waiting on latencies. The loop instead runs one step over a block of bodies (state in an
-#: 8 KB scratch array, in L1) inside the loop over steps, with the step inlined, so that
-#: consecutive bodies' chains overlap. Measured at 10^5 bodies, one thread: momentum-first
-#: 75-90 -> 55-60 ns per body-step, modified Jolt 100-110 -> 55-65 (results bit for bit the
-#: same). Interleaving 2 or 4 bodies in one loop without inlining gained nothing.
+#: Bodies per block in ``simulate_serial``/``simulate_parallel``. A step is one long
+#: dependency chain (products, a division, a square root, each feeding the next), so one
+#: body at a time leaves the core waiting on latencies. The loop instead runs one step over
+#: a block of bodies (state in an 8 KB scratch array, in L1) inside the loop over steps,
+#: with the step inlined, so that consecutive bodies' chains overlap. Measured at 10^5
+#: bodies, one thread: momentum-first 75-90 -> 55-60 ns per body-step, modified Jolt
+#: 100-110 -> 55-65 (results bit for bit the same). Interleaving 2 or 4 bodies in one loop
+#: without inlining gained nothing.
 BLOCK = 64
 
 
@@ -646,16 +647,33 @@ def _simulate_body(method, b0, q0, L0, J, tau, h, steps, every, out):
     return bad
 
 
-@parallel_njit
-def simulate_kernel(method, q0, L0, J, tau, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out):
-    """Run ``steps`` steps per body (``prange`` over bodies), recording every ``every``-th
-    state, the initial state first and the final state last.
+# Each loop comes as a serial and a parallel twin over the same per-block or per-body
+# function: the caller picks with ``tumble._kernels.dispatch.use_parallel`` so that small
+# batches never wake numba's thread pool.
+
+
+@njit
+def simulate_serial(method, q0, L0, J, tau, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out):
+    """Run ``steps`` steps per body, recording every ``every``-th state, the initial state
+    first and the final state last.
 
     ``q0`` (N, 4) unit, ``L0`` (N, 3) body momentum, ``J`` (N, 3), ``tau`` (N, 3) world;
-    outputs (R, N, ...) with ``R = ceil(steps / every) + 1``. The same steps as
-    :func:`advance`, with the method chosen once per body rather than once per step.
-    Returns the number of non-finite records (0 spares the caller a pass over them).
+    outputs (R, N, ...) with ``R = ceil(steps / every) + 1``. ``literally`` compiles one
+    loop per method id, so the method is chosen once per compilation rather than once per
+    step (:func:`_simulate_body`). Returns the number of non-finite records (0 spares the
+    caller a pass over them).
     """
+    literally(method)
+    out = (q_out, w_out, Lw_out, Lb_out, E_out)
+    bad = 0
+    for g in range((q0.shape[0] + BLOCK - 1) // BLOCK):
+        bad += _simulate_body(method, BLOCK * g, q0, L0, J, tau, h, steps, every, out)
+    return bad
+
+
+@parallel_njit
+def simulate_parallel(method, q0, L0, J, tau, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out):
+    """:func:`simulate_serial` with the blocks of bodies spread over numba's threads."""
     literally(method)
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
@@ -664,38 +682,49 @@ def simulate_kernel(method, q0, L0, J, tau, h, steps, every, q_out, w_out, Lw_ou
     return bad
 
 
-@parallel_njit
-def step_kernel(method, q0, L0, J, tau, h, q_out, L_out):
+@njit
+def _step_body(method, b, q0, L0, J, tau, h, q_out, L_out):
+    Jb = _load3(J, b)
+    q, L = advance(method, _load4(q0, b), _load3(L0, b), Jb, pseudo_inverse(Jb), _load3(tau, b), h)
+    L = _constrain(L, Jb)
+    for i in range(4):
+        q_out[b, i] = q[i]
+    for i in range(3):
+        L_out[b, i] = L[i]
+
+
+@njit
+def step_serial(method, q0, L0, J, tau, h, q_out, L_out):
     """One step of every body: ``(q0, L0)`` (N, ...) to ``(q_out, L_out)``."""
-    for b in prange(q0.shape[0]):
-        Jb = _load3(J, b)
-        q, L = advance(
-            method, _load4(q0, b), _load3(L0, b), Jb, pseudo_inverse(Jb), _load3(tau, b), h
-        )
-        L = _constrain(L, Jb)
-        for i in range(4):
-            q_out[b, i] = q[i]
-        for i in range(3):
-            L_out[b, i] = L[i]
+    for b in range(q0.shape[0]):
+        _step_body(method, b, q0, L0, J, tau, h, q_out, L_out)
 
 
 @parallel_njit
-def record_kernel(q, L, J, r, q_out, w_out, Lw_out, Lb_out, E_out):
+def step_parallel(method, q0, L0, J, tau, h, q_out, L_out):
+    """:func:`step_serial` with the bodies spread over numba's threads."""
+    for b in prange(q0.shape[0]):
+        _step_body(method, b, q0, L0, J, tau, h, q_out, L_out)
+
+
+@njit
+def _record_body(q, L, J, r, b, out):
+    Jb = _load3(J, b)
+    _record(r, b, _load4(q, b), _constrain(_load3(L, b), Jb), Jb, *out)
+
+
+@njit
+def record_serial(q, L, J, r, q_out, w_out, Lw_out, Lb_out, E_out):
     """Write record ``r`` of every body from the body state ``(q, L)`` (N, ...)."""
+    for b in range(q.shape[0]):
+        _record_body(q, L, J, r, b, (q_out, w_out, Lw_out, Lb_out, E_out))
+
+
+@parallel_njit
+def record_parallel(q, L, J, r, q_out, w_out, Lw_out, Lb_out, E_out):
+    """:func:`record_serial` with the bodies spread over numba's threads."""
     for b in prange(q.shape[0]):
-        Jb = _load3(J, b)
-        _record(
-            r,
-            b,
-            _load4(q, b),
-            _constrain(_load3(L, b), Jb),
-            Jb,
-            q_out,
-            w_out,
-            Lw_out,
-            Lb_out,
-            E_out,
-        )
+        _record_body(q, L, J, r, b, (q_out, w_out, Lw_out, Lb_out, E_out))
 
 
 # --------------------------------------------------------------------------------------
