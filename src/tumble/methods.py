@@ -170,7 +170,7 @@ REGISTRY: tuple[MethodInfo, ...] = (
     ),
     _record(
         "modified_jolt_cayley", _k.MODIFIED_JOLT_CAYLEY, 1,
-        "exact | O(dt) | local O(dt³) | body | 1 Q + 1 Cayley",
+        "exact | O(dt) | local O(dt³) | none | 1 Q + 1 Cayley",
         description="Modified Jolt with the trig-free Cayley rotation of L",
     ),
     _record(

@@ -1,0 +1,168 @@
+"""The integrator registry: its records are what the methods do, and what the docs show.
+
+Each claim of a record is checked against the method's behaviour, with independent oracles:
+time symmetry by stepping forward and back, conservation over a run, exactness on
+symmetric and spherical tops against :func:`tumble.exact.torque_free`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tumble import InputError, exact, methods, rigid, rotation
+from tumble._kernels import rigid as kernels
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "integrators.md"
+
+# A generic state: asymmetric body, omega far from every principal axis.
+Q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
+OMEGA0 = np.array([0.7, -1.1, 0.4])
+J_ASYM = np.array([0.5, 1.0, 1.5])
+DT = 0.1
+TAU = np.array([0.05, -0.02, 0.01])
+# Round-off over a few steps of float64 arithmetic on O(1) quantities.
+ROUND_OFF = 1e-13
+# Far above round-off: what a real error of a first- or second-order step at DT is.
+REAL_ERROR = 1e-9
+
+
+def test_names_orders_and_kernel_ids_come_from_the_registry():
+    assert rigid.METHODS == tuple(m.name for m in methods.REGISTRY)
+    assert rigid.ORDERS == {m.name: m.order for m in methods.REGISTRY}
+    ids = [m.kernel for m in methods.REGISTRY if m.kernel is not None]
+    assert len(set(ids)) == len(ids)
+    assert [m.name for m in methods.REGISTRY if m.kernel is None] == ["exact"]
+    for name in rigid.METHODS:
+        info = rigid.method_info(name)
+        assert info is methods.method_info(name)
+        assert info.name == name
+        assert info.description
+        assert len(info.description) <= 100
+
+
+def test_method_info_rejects_unknown_names():
+    with pytest.raises(InputError, match=r"^name: expected one of .*got 'rk5'"):
+        rigid.method_info("rk5")
+    with pytest.raises(InputError, match=r"^name: "):
+        rigid.method_info(3)  # type: ignore[arg-type]
+
+
+def test_an_unknown_kernel_id_raises_instead_of_running_another_method():
+    q = np.array([[1.0, 0.0, 0.0, 0.0]])
+    L = np.array([[0.1, 0.2, 0.3]])
+    J = np.array([[0.5, 1.0, 1.5]])
+    unknown = max(m.kernel for m in methods.REGISTRY if m.kernel is not None) + 1
+    with pytest.raises(ValueError, match="unknown method kernel id"):
+        kernels.step_serial(unknown, q, L, J, np.zeros((1, 3)), 0.1, np.empty((1, 4)),
+                            np.empty((1, 3)))  # fmt: skip
+
+
+def test_every_method_runs_and_no_two_give_the_same_step():
+    steps = {m: rigid.step(Q0, OMEGA0, J_ASYM, DT, m) for m in rigid.METHODS}
+    for (a, (qa, wa)), (b, (qb, wb)) in itertools.combinations(steps.items(), 2):
+        gap = max(float(rotation.rotation_angle(qa, qb)), float(np.max(np.abs(wa - wb))))
+        assert gap > REAL_ERROR, f"{a} and {b} take the same step"
+
+
+def test_the_docs_table_is_the_registry_rendered():
+    text = DOCS.read_text()
+    m = re.search(
+        r"<!-- registry table:[^\n]*-->\n(.*?)\n<!-- end of registry table -->", text, re.S
+    )
+    assert m is not None, "docs/integrators.md lost its registry table markers"
+    assert m.group(1) == methods.render_table()
+
+
+def test_every_method_has_its_paragraph_in_the_docs():
+    section = DOCS.read_text().split("### Each method", 1)[1]
+    documented = re.findall(r"^- `(\w+)`", section, re.M)
+    assert documented == list(rigid.METHODS)
+
+
+@pytest.mark.parametrize("info", methods.REGISTRY, ids=lambda m: m.name)
+def test_time_symmetry_is_as_recorded(info):
+    """A symmetric step run back with ``-dt`` returns to the start, to round-off.
+
+    With a constant world torque where the method takes one: the torque-free ``none``
+    step is a rotation about a fixed ``omega`` and trivially reversible, but its torque
+    kick is not.
+    """
+    tau = None if info.torque == "none" else TAU
+    q1, w1 = rigid.step(Q0, OMEGA0, J_ASYM, DT, info.name, torque=tau)
+    q2, w2 = rigid.step(q1, w1, J_ASYM, -DT, info.name, torque=tau)
+    gap = max(float(rotation.rotation_angle(q2, Q0)), float(np.max(np.abs(w2 - OMEGA0))))
+    if info.symmetric:
+        assert gap < ROUND_OFF
+    else:
+        assert gap > REAL_ERROR
+
+
+@pytest.mark.parametrize("info", methods.REGISTRY, ids=lambda m: m.name)
+def test_conservation_is_as_recorded(info):
+    """``"exact"`` in a record means kept to round-off over a run; anything else moves."""
+    tr = rigid.simulate(Q0, OMEGA0, J_ASYM, DT, 50, info.name, on_divergence="ignore")
+    measured = {
+        "L_norm": np.abs(np.linalg.norm(tr.L, axis=-1) / np.linalg.norm(tr.L[0]) - 1),
+        "L_world": np.linalg.norm(tr.L - tr.L[0], axis=-1) / np.linalg.norm(tr.L[0]),
+        "energy": np.abs(tr.energy / tr.energy[0] - 1),
+    }
+    for field, change in measured.items():
+        worst = float(np.nanmax(change))
+        if getattr(info, field) == "exact":
+            assert worst < ROUND_OFF, f"{info.name} should keep {field}"
+        else:
+            assert worst > REAL_ERROR, f"{info.name} keeps {field}: record it as exact"
+
+
+def _exact_on(J):
+    q, w = exact.torque_free(Q0, OMEGA0, J, [10 * DT])
+    return q[0], w[0]
+
+
+@pytest.mark.parametrize("info", methods.REGISTRY, ids=lambda m: m.name)
+def test_what_each_method_is_exact_for_is_as_recorded(info):
+    """Ten large steps on a symmetric and on a spherical top, against the closed form."""
+    cases = {"symmetric": np.array([0.5, 0.5, 1.5]), "spherical": np.array([0.8, 0.8, 0.8])}
+    for body, J in cases.items():
+        tr = rigid.simulate(Q0, OMEGA0, J, DT, 10, info.name, on_divergence="ignore")
+        q_ref, w_ref = _exact_on(J)
+        attitude = float(rotation.rotation_angle(tr.q[-1], q_ref))
+        L_ref = rigid.angular_momentum(q_ref, w_ref, J)
+        Lb_ref = rotation.quat_rotate(rotation.quat_conjugate(q_ref), L_ref)
+        body_gap = float(np.max(np.abs(tr.L_body[-1] - Lb_ref)))
+        claims_attitude = info.exact_for in ("all", "symmetric") or (
+            info.exact_for == "spherical" and body == "spherical"
+        )
+        if claims_attitude:
+            assert attitude < 1e-12, f"{info.name} attitude on the {body} top"
+            assert body_gap < 1e-12, f"{info.name} body L on the {body} top"
+        elif info.exact_for == "body" and body == "symmetric":
+            assert body_gap < 1e-12 < attitude
+        elif body == "symmetric":
+            assert max(attitude, body_gap) > REAL_ERROR, f"{info.name} exact on {body} top"
+    assert math.isinf(info.order) == (info.exact_for == "all")
+
+
+@pytest.mark.parametrize("info", methods.REGISTRY, ids=lambda m: m.name)
+def test_torque_and_locked_axes_are_as_recorded(info):
+    if info.torque == "none":
+        with pytest.raises(InputError, match=r"^torque: "):
+            rigid.step(Q0, OMEGA0, J_ASYM, DT, info.name, torque=TAU)
+    else:
+        free = rigid.step(Q0, OMEGA0, J_ASYM, DT, info.name)
+        pushed = rigid.step(Q0, OMEGA0, J_ASYM, DT, info.name, torque=TAU)
+        assert np.max(np.abs(pushed[1] - free[1])) > REAL_ERROR
+    locked = np.array([0.0, 1.0, 1.5])
+    if info.locked_axes:
+        q1, w1 = rigid.step(Q0, OMEGA0, locked, DT, info.name)
+        assert np.all(np.isfinite(q1))
+        assert np.all(np.isfinite(w1))
+    else:
+        with pytest.raises(InputError, match=r"^inv_inertia: "):
+            rigid.step(Q0, OMEGA0, locked, DT, info.name)
