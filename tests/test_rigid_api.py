@@ -9,6 +9,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import tumble
+from oracles import angle
 from tumble import InputError, rigid
 from tumble._kernels import rigid as kr
 
@@ -20,11 +21,6 @@ J = np.array([1.0, 0.6, 0.35])
 Q0 = np.array([0.9, 0.1, -0.3, 0.2]) / np.linalg.norm([0.9, 0.1, -0.3, 0.2])
 W0 = np.array([0.46, -0.34, 0.44])
 TAU = np.array([0.3, -0.2, 0.1])
-
-
-def angle(p, q) -> np.ndarray:
-    r = Rotation.from_quat(p, scalar_first=True).inv() * Rotation.from_quat(q, scalar_first=True)
-    return r.magnitude()
 
 
 @pytest.mark.parametrize(

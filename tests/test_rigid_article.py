@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from oracles import angle
 from tumble import rigid
 from tumble._kernels import rigid as kr
 from tumble.rigid import DivergenceWarning
@@ -47,11 +48,6 @@ def energy_factor(L: np.ndarray, J: np.ndarray) -> np.ndarray:
 
 def k_of(L: np.ndarray, J: np.ndarray) -> np.ndarray:
     return np.cross(J * L, L)
-
-
-def angle(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    r = Rotation.from_quat(p, scalar_first=True).inv() * Rotation.from_quat(q, scalar_first=True)
-    return r.magnitude()
 
 
 def harness_state(J: np.ndarray, e: float) -> np.ndarray:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
+from oracles import angle, matrix, rigid_reference
 from tumble import rigid
 
 METHOD = "momentum_first_symmetric"
@@ -23,15 +23,6 @@ TAU = np.array([0.3, -0.2, 0.1])
 ROUNDOFF = 1e-12
 
 
-def matrix(q: np.ndarray) -> np.ndarray:
-    return Rotation.from_quat(q, scalar_first=True).as_matrix()
-
-
-def angle(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    r = Rotation.from_quat(p, scalar_first=True).inv() * Rotation.from_quat(q, scalar_first=True)
-    return r.magnitude()
-
-
 def omega0(q: np.ndarray, J: np.ndarray, Lb: np.ndarray) -> np.ndarray:
     return matrix(q) @ (J * Lb)
 
@@ -40,15 +31,7 @@ def reference_attitude(J: np.ndarray, tau: np.ndarray, T: float, t_eval=None) ->
     """``q(T)`` (or ``q`` at ``t_eval``) of ``dq/dt = ½ omega ⊗ q``, ``dL_w/dt = tau`` by
     DOP853 (rtol 1e-13)."""
 
-    def rhs(_t: float, y: np.ndarray) -> np.ndarray:
-        q, L = y[:4], y[4:]
-        R = matrix(q)
-        w = R @ (J * (R.T @ L))
-        dq = 0.5 * np.concatenate([[-w @ q[1:]], q[0] * w + np.cross(w, q[1:])])
-        return np.concatenate([dq, tau])
-
-    y0 = np.concatenate([Q0, matrix(Q0) @ LB0])
-    sol = solve_ivp(rhs, (0.0, T), y0, method="DOP853", rtol=1e-13, atol=1e-14, t_eval=t_eval)
+    sol = rigid_reference(Q0, matrix(Q0) @ LB0, J, T, tau, t_eval=t_eval)
     q = sol.y[:4].T if t_eval is not None else sol.y[:4, -1]
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
