@@ -39,9 +39,8 @@ Zero inverse moments (axes that cannot turn) follow the constraint model of
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import elliprf, elliprj
 
 from tumble import rotation
@@ -72,7 +71,7 @@ _STEADY_FLOOR = 1e-280
 
 
 def _prepare(
-    q0: Any, omega0: Any, inv_inertia: Any
+    q0: ArrayLike, omega0: ArrayLike, inv_inertia: ArrayLike
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.dtype]:
     """Validate a state; return ``(q, omega_w, L_b, J)`` flattened to ``(n_bodies, ·)``.
 
@@ -139,7 +138,7 @@ def _check_phase(Lb: np.ndarray, J: np.ndarray, t: np.ndarray) -> None:
         )
 
 
-def _times(t: Any) -> np.ndarray:
+def _times(t: ArrayLike) -> np.ndarray:
     return as_float_array(t, "t").astype(np.float64)
 
 
@@ -570,7 +569,9 @@ def _solve(
 # public functions
 
 
-def torque_free(q0: Any, omega0: Any, inv_inertia: Any, t: Any) -> tuple[np.ndarray, np.ndarray]:
+def torque_free(
+    q0: ArrayLike, omega0: ArrayLike, inv_inertia: ArrayLike, t: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact torque-free motion ``(q(t), omega(t))`` from ``(q0, omega0)`` at time 0.
 
     Solves ``dL_w/dt = 0``, ``dq/dt = ½ omega ⊗ q`` with ``omega = R J Rᵀ L_w`` in closed
@@ -630,7 +631,7 @@ def torque_free(q0: Any, omega0: Any, inv_inertia: Any, t: Any) -> tuple[np.ndar
     )
 
 
-def body_period(q0: Any, omega0: Any, inv_inertia: Any) -> np.ndarray:
+def body_period(q0: ArrayLike, omega0: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
     """Period of the body-frame angular momentum ``L_b(t)`` of the torque-free motion.
 
     * asymmetric body: ``T = 4 K(m) / ω_p`` (reference §4.2); infinite on the separatrix

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import rigid as _k
@@ -83,12 +84,12 @@ class DivergenceWarning(TumbleWarning):
 # validation
 
 
-def _quat(q: Any, dtype: np.dtype | None = None) -> np.ndarray:
+def _quat(q: ArrayLike, dtype: np.dtype | None = None) -> np.ndarray:
     """``q`` as a unit quaternion array (normalised; zero or overflowing norm rejected)."""
     return unit_quat(q, "q", dtype)
 
 
-def _inv_inertia(J: Any, dtype: np.dtype | None = None) -> np.ndarray:
+def _inv_inertia(J: ArrayLike, dtype: np.dtype | None = None) -> np.ndarray:
     J = as_float_array(J, "inv_inertia", (3,), dtype=dtype)
     if np.any(J < 0):
         raise InputError(
@@ -98,7 +99,7 @@ def _inv_inertia(J: Any, dtype: np.dtype | None = None) -> np.ndarray:
     return J
 
 
-def _dtype_of(*xs: Any) -> np.dtype:
+def _dtype_of(*xs: object) -> np.dtype:
     """The float dtype the result should have: float32 only if every input is float32."""
     kinds = [np.asarray(x).dtype for x in xs if x is not None and not callable(x)]
     if kinds and all(k == np.float32 for k in kinds):
@@ -106,7 +107,9 @@ def _dtype_of(*xs: Any) -> np.dtype:
     return np.dtype(np.float64)
 
 
-def _state(q: Any, omega: Any, inv_inertia: Any, extra: dict[str, Any] | None = None):
+def _state(
+    q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike, extra: dict[str, Any] | None = None
+):
     """Validate ``q``, ``omega``, ``inv_inertia`` (and named extra vectors) to one dtype and
     broadcast batch shape; returns the arrays, the batch shape and the dtype."""
     extra = extra or {}
@@ -125,7 +128,7 @@ def _state(q: Any, omega: Any, inv_inertia: Any, extra: dict[str, Any] | None = 
 # dynamics
 
 
-def world_inverse_inertia(q: Any, inv_inertia: Any) -> np.ndarray:
+def world_inverse_inertia(q: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
     """World inverse inertia tensor ``J_w = R diag(J) Rᵀ``.
 
     Parameters
@@ -147,7 +150,7 @@ def world_inverse_inertia(q: Any, inv_inertia: Any) -> np.ndarray:
     return _k.world_inverse_inertia_gu(qa, Ja)
 
 
-def angular_momentum(q: Any, omega: Any, inv_inertia: Any) -> np.ndarray:
+def angular_momentum(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
     """World angular momentum ``L = I_w omega = R I Rᵀ omega``.
 
     Where ``J_i = 0`` the axis is held by a constraint and carries no momentum here
@@ -169,7 +172,7 @@ def angular_momentum(q: Any, omega: Any, inv_inertia: Any) -> np.ndarray:
     return _k.angular_momentum_gu(qa, wa, Ja)
 
 
-def energy(q: Any, omega: Any, inv_inertia: Any) -> np.ndarray:
+def energy(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
     """Rotational kinetic energy ``E = ½ omega·L = ½ Σ I_i omega_b,i²`` (locked axes: 0).
 
     Parameters
@@ -187,7 +190,9 @@ def energy(q: Any, omega: Any, inv_inertia: Any) -> np.ndarray:
     return _k.energy_gu(qa, wa, Ja)
 
 
-def angular_acceleration(torque: Any, omega: Any, q: Any, inv_inertia: Any) -> np.ndarray:
+def angular_acceleration(
+    torque: ArrayLike, omega: ArrayLike, q: ArrayLike, inv_inertia: ArrayLike
+) -> np.ndarray:
     """Angular acceleration with the gyroscopic term: ``alpha = I_w⁻¹ (tau - omega × L)``.
 
     From ``tau = dL/dt = d(I_w omega)/dt = I_w alpha + omega × L`` with ``I_w = R I Rᵀ``
@@ -212,7 +217,7 @@ def angular_acceleration(torque: Any, omega: Any, q: Any, inv_inertia: Any) -> n
     return _k.angular_acceleration_gu(ea["torque"], wa, qa, Ja)
 
 
-def principal_axes(I: Any) -> tuple[np.ndarray, np.ndarray]:
+def principal_axes(I: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Principal inverse moments and principal frame of a symmetric inertia tensor.
 
     ``I = R diag(1/J) Rᵀ`` with ``R`` the matrix of the returned quaternion. The moments
@@ -258,7 +263,7 @@ def principal_axes(I: Any) -> tuple[np.ndarray, np.ndarray]:
 # integrators
 
 
-def _method(method: Any, inv_inertia: np.ndarray, torque: Any) -> MethodInfo:
+def _method(method: Any, inv_inertia: np.ndarray, torque: object) -> MethodInfo:
     info = method_info(as_choice(method, "method", METHODS))
     if not info.locked_axes and np.any(inv_inertia == 0):
         raise InputError(
@@ -295,12 +300,12 @@ def _torque_now(
 
 
 def step(
-    q: Any,
-    omega: Any,
-    inv_inertia: Any,
-    dt: Any,
+    q: ArrayLike,
+    omega: ArrayLike,
+    inv_inertia: ArrayLike,
+    dt: float,
     method: str,
-    torque: Any = None,
+    torque: ArrayLike | Callable[..., ArrayLike] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Advance the rotational state by one step of ``method``.
 
@@ -425,14 +430,14 @@ def _n_records(steps: int, every: int) -> int:
 
 
 def simulate(
-    q: Any,
-    omega: Any,
-    inv_inertia: Any,
-    dt: Any,
-    steps: Any,
+    q: ArrayLike,
+    omega: ArrayLike,
+    inv_inertia: ArrayLike,
+    dt: float,
+    steps: int,
     method: str,
-    torque: Any = None,
-    every: Any = 1,
+    torque: ArrayLike | Callable[..., ArrayLike] | None = None,
+    every: int = 1,
     *,
     on_divergence: str = "warn",
 ) -> Trajectory:
