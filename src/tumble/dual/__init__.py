@@ -1,0 +1,78 @@
+"""Dual-number arrays and forward-mode derivatives of ordinary NumPy code.
+
+A dual number ``x + ε y`` with ``ε² = 0`` carries a value and its derivative: every real
+analytic ``f`` extends to ``f(x + ε y) = f(x) + ε f'(x) y``, and the extension of a
+composition is the composition of the extensions. :class:`Dual` is an array of such
+numbers with ``k`` independent perturbations per element, so one evaluation of a function
+gives ``k`` directional derivatives (a whole Jacobian when ``k`` is the input size).
+
+NumPy code runs on duals unchanged: ufuncs reach :meth:`Dual.__array_ufunc__`, array
+functions (``dot``, ``einsum``, ``stack``, ``linalg.norm``...) reach
+:meth:`Dual.__array_function__`. Every differentiable ufunc has one entry in :data:`RULES`,
+which both defines the operation and drives the test suite.
+
+Each dual carries an integer ``tag``. A driver (``derivative``, ``jacobian``...) draws a
+fresh tag, larger than any tag drawn before, so a differentiation started inside another
+one has the larger tag. Arithmetic between duals of different tags nests them: the larger
+tag is the outer layer and its value and partials are duals of the smaller tag. Each driver
+reads only the partials of its own tag, so nested derivatives never confuse their
+perturbations (ForwardDiff.jl issue 83: ``d/dx [x d/dy (x + y)]`` at 1 is 1, not 2).
+
+The package, one concern per module, each importing only those before it:
+
+- :mod:`~tumble.dual.rules`: the derivative table (ufunc -> :class:`Rule`); knows nothing
+  of the dual type;
+- :mod:`~tumble.dual.number`: the :class:`Dual` type, which applies the table to ufuncs
+  and dispatches array functions through a registry;
+- :mod:`~tumble.dual.functions`: the array functions on duals, registered on import;
+- :mod:`~tumble.dual.drivers`: ``derivative``, ``jacobian`` and the other drivers.
+
+``rules`` <- ``number`` <- ``functions``, and ``rules`` <- ``number`` <- ``drivers``
+(``drivers`` does not need ``functions``; importing the package loads both). Names
+shared between the modules are public in them; the package's ``__all__`` is its API.
+
+See ``docs/dual.md`` for the tour and the limitations.
+"""
+
+from __future__ import annotations
+
+from tumble.dual import functions as functions  # registers the array functions
+from tumble.dual.drivers import (
+    DEFAULT_CHUNK,
+    DEFAULT_POINTS_PER_PASS,
+    derivative,
+    directional_derivative,
+    gradient,
+    hessian,
+    jacobian,
+)
+from tumble.dual.number import Dual
+from tumble.dual.rules import (
+    MINUS_ONE,
+    ONE,
+    PIECEWISE_CONSTANT,
+    PREDICATES,
+    RULES,
+    ZERO,
+    Partner,
+    Rule,
+)
+
+__all__ = [
+    "DEFAULT_CHUNK",
+    "DEFAULT_POINTS_PER_PASS",
+    "MINUS_ONE",
+    "ONE",
+    "PIECEWISE_CONSTANT",
+    "PREDICATES",
+    "RULES",
+    "ZERO",
+    "Dual",
+    "Partner",
+    "Rule",
+    "derivative",
+    "directional_derivative",
+    "gradient",
+    "hessian",
+    "jacobian",
+]

@@ -1,0 +1,370 @@
+"""Forward-mode drivers: derivatives, Jacobians, gradients and Hessians of NumPy code.
+
+Each driver seeds the point ``x`` with perturbations, evaluates ``f`` once per chunk of
+them on duals, and reads the partials of the result:
+
+- ``derivative(f, x)``, ``directional_derivative(f, x, v)``: one perturbation, one
+  evaluation; ``d/dt f(x + t v)`` at ``t = 0``;
+- ``jacobian(f, x)``: ``n = x.size`` perturbations, ``ceil(n / chunk)`` evaluations;
+  ``J[i..., j...] = ∂f_i/∂x_j``, shape ``f(x).shape + x.shape``; with ``batched=True``
+  the same ``n`` seeds at every point of ``x`` of shape ``(..., n)``, shape ``(..., m, n)``;
+- ``gradient(f, x)``, ``hessian(f, x)``: a scalar ``f``; the Hessian as the Jacobian of the
+  gradient, by nested duals.
+
+Every call draws a fresh tag, larger than all earlier ones, and reads only the partials of
+that tag: a driver called inside ``f`` nests, and cannot confuse its perturbations with
+the outer ones (ForwardDiff.jl issue 83: ``d/dx [x d/dy (x + y)]`` at 1 is 1, not 2).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from tumble._errors import InputError
+from tumble._validate import as_float_array, as_int
+from tumble.dual.number import Dual, is_plain, make_dual, shape_of, split
+from tumble.dual.rules import real_dtype
+
+__all__ = [
+    "DEFAULT_CHUNK",
+    "DEFAULT_POINTS_PER_PASS",
+    "Derivatives",
+    "Function",
+    "derivative",
+    "directional_derivative",
+    "gradient",
+    "hessian",
+    "jacobian",
+]
+
+Function: TypeAlias = Callable[[Dual], ArrayLike | Dual]
+"""What the drivers differentiate: NumPy code called on a :class:`Dual`, returning an
+array (or a dual when the driver runs inside another differentiation)."""
+
+Derivatives: TypeAlias = np.floating[Any] | NDArray[np.floating[Any]] | Dual
+"""A driver's result: a float for a 0-d result, an array, or a dual when nested."""
+
+DEFAULT_CHUNK = 64
+"""Most partials carried in one evaluation by :func:`jacobian` (and friends).
+
+An intermediate of size ``s`` holds ``s * chunk`` partials, so memory grows with the chunk
+while Python overhead shrinks with the number of passes ``ceil(n / chunk)``. 64 keeps a
+(1000,) input at 16 passes and its intermediates at 0.5 MB each.
+"""
+
+DEFAULT_POINTS_PER_PASS = 8192
+"""Most points per evaluation of ``f`` in the batched drivers (``batched=True``).
+
+Points are independent there, so they are differentiated in slices along the first axis.
+A slice of 8192 points keeps each intermediate of a small field (its value, 64 kB in
+float64, and ``k`` times that in partials) in the core's L2 cache and the pass's working
+set of a few MB below glibc malloc's trim threshold, so memory is reused from one
+operation to the next instead of being returned to the kernel and page-faulted back.
+Smaller slices pay the Python cost of a pass (about 10 µs per operation) more often.
+Measured in ``benchmarks/bench_dual.py``; ``docs/dual.md`` has the numbers.
+"""
+
+_TAGS = itertools.count(1)
+
+
+def _check_f(f: Any) -> None:
+    if not callable(f):
+        raise InputError(f"f: expected a callable, got {type(f).__name__}")
+
+
+def _as_point(x: ArrayLike | Dual, name: str) -> NDArray[np.floating[Any]] | Dual:
+    """A real finite array, or a dual (a driver called inside another differentiation)."""
+    if isinstance(x, Dual):
+        # np.isfinite sees only the value, at every depth of nesting.
+        if not np.all(np.isfinite(x)):
+            raise InputError(f"{name}: expected finite values, got NaN or infinity")
+        return x
+    return as_float_array(x, name)
+
+
+def _new_tag(x: Any) -> int:
+    """A tag larger than every tag drawn so far (and than x's, if x is a dual)."""
+    tag = next(_TAGS)
+    if isinstance(x, Dual) and x.tag >= tag:
+        raise InputError(
+            f"x: a dual of tag {x.tag} cannot be differentiated again with the smaller tag "
+            f"{tag}; tags of hand-made duals must stay below those the drivers draw"
+        )
+    return tag
+
+
+def _extract(y: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
+    """Output shape and partials ``S_y + (k,)`` of the result ``y`` of ``f`` at ``tag``."""
+    if isinstance(y, Dual):
+        if y.tag == tag:
+            return y.shape, np.moveaxis(split(y, tag)[1], 0, -1)
+        if y.tag > tag:
+            raise InputError(
+                f"f: returned a dual of tag {y.tag}, which belongs to a differentiation that "
+                f"has already finished (this one has tag {tag}); a perturbation leaked out"
+            )
+        return y.shape, np.zeros((*y.shape, k), dtype=real_dtype(y))
+    if isinstance(y, list | tuple) and any(isinstance(e, Dual) for e in y):
+        raise InputError(
+            f"f: returned a {type(y).__name__} of duals; return an array (np.stack(...))"
+        )
+    try:
+        arr = np.asarray(y)
+    except TypeError:
+        arr = np.asarray(None, dtype=object)
+    if arr.dtype.kind not in "iuf":
+        raise InputError(
+            f"f: expected f to return a real array or a Dual, got {type(y).__name__}"
+            + (f" of dtype {arr.dtype}" if isinstance(y, np.ndarray) else "")
+        )
+    # f does not depend on x at all: its derivative is exactly zero.
+    return arr.shape, np.zeros((*arr.shape, k), dtype=real_dtype(arr))
+
+
+def _scalar_or_array(d: Any) -> Derivatives:
+    return d[()] if isinstance(d, np.ndarray) and d.ndim == 0 else d
+
+
+def derivative(f: Function, x: ArrayLike | Dual) -> Derivatives:
+    """Derivative of ``f`` at ``x``: ``f(x + ε) = f(x) + ε f'(x)``.
+
+    For scalar ``x`` this is ``f'(x)``. For an array ``x`` every element is perturbed at
+    once (one partial), so for an elementwise ``f`` the result holds each element's
+    derivative; in general it is ``directional_derivative(f, x, ones_like(x))``.
+
+    Parameters
+    ----------
+    f : callable
+        NumPy code mapping an array (or dual) of shape ``S`` to shape ``R``.
+    x : array_like or Dual, shape S
+        Finite real point (a dual when called inside another differentiation).
+
+    Returns
+    -------
+    float, ndarray or Dual, shape R
+        Exact to round-off: one evaluation of ``f`` on duals.
+    """
+    return directional_derivative(f, x, 1.0)
+
+
+def directional_derivative(f: Function, x: ArrayLike | Dual, v: ArrayLike) -> Derivatives:
+    """Directional derivative ``(v · ∇) f`` at ``x``: one evaluation of ``f`` on duals.
+
+    Parameters
+    ----------
+    f : callable
+        Maps shape ``S`` to shape ``R``.
+    x : array_like or Dual, shape S
+        Finite real point.
+    v : array_like, broadcastable to S
+        Direction.
+
+    Returns
+    -------
+    float, ndarray or Dual, shape R
+        ``d/dt f(x + t v)`` at ``t = 0``.
+    """
+    _check_f(f)
+    x = _as_point(x, "x")
+    shape = shape_of(x)
+    dtype = real_dtype(x)
+    v = as_float_array(v, "v", dtype=dtype)
+    try:
+        seed = np.broadcast_to(v, shape)
+    except ValueError:
+        raise InputError(
+            f"v: expected a shape broadcastable to x's shape {shape}, got {v.shape}"
+        ) from None
+    tag = _new_tag(x)
+    _, d = _extract(f(make_dual(x, seed[None], tag)), tag, 1)
+    return _scalar_or_array(d[..., 0])
+
+
+def _one_pass(
+    f: Function, x: NDArray[np.floating] | Dual, tag: int, chunk: int, batched: bool
+) -> tuple[tuple[int, ...], Any]:
+    """(output shape, Jacobian) of ``f`` at all of ``x``: ``ceil(n / chunk)`` evaluations."""
+    shape = shape_of(x)
+    n = shape[-1] if batched else math.prod(shape)
+    eye = np.eye(n, dtype=real_dtype(x))
+    pieces = []
+    out_shape: tuple[int, ...] = ()
+    for start in range(0, n, chunk) if n else [0]:
+        rows = eye[start : start + chunk]
+        k = rows.shape[0]
+        if batched:
+            seed = np.broadcast_to(rows.reshape((k,) + (1,) * (len(shape) - 1) + (n,)), (k, *shape))
+        else:
+            seed = rows.reshape((k, *shape))
+        out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
+        pieces.append(d)
+    jac = pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=-1)
+    if not batched:
+        jac = np.reshape(jac, out_shape + shape)
+    return out_shape, jac
+
+
+def _rows_per_pass(shape: tuple[int, ...], points_per_pass: int | None) -> int | None:
+    """Rows of ``x``'s first axis per pass, or None for one pass over everything.
+
+    The rows are split into the whole number of equal slices whose size is nearest
+    ``points_per_pass`` points: a batch up to 1.5 times that size runs in one pass, and no
+    pass is left with a small remainder.
+    """
+    if points_per_pass is None or len(shape) < 2 or shape[0] < 2:
+        return None
+    per_row = math.prod(shape[1:-1])
+    target = max(1, points_per_pass // per_row) if per_row else shape[0]
+    slices = max(1, round(shape[0] / target))
+    return -(-shape[0] // slices) if slices > 1 else None
+
+
+def _jacobian(
+    f: Function,
+    x: ArrayLike | Dual,
+    chunk: int | None,
+    batched: bool,
+    points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
+) -> tuple[tuple[int, ...], tuple[int, ...], Any]:
+    """(input shape, output shape, Jacobian) with the layout described in :func:`jacobian`."""
+    _check_f(f)
+    x = _as_point(x, "x")
+    if not isinstance(batched, bool):
+        raise InputError(f"batched: expected True or False, got {batched!r}")
+    chunk = DEFAULT_CHUNK if chunk is None else as_int(chunk, "chunk", minimum=1)
+    if points_per_pass is not None:
+        points_per_pass = as_int(points_per_pass, "points_per_pass", minimum=1)
+    shape = shape_of(x)
+    if batched and not shape:
+        raise InputError("x: batched=True needs points of shape (..., n), got a 0-d x")
+    tag = _new_tag(x)
+    # Nested drivers (x a dual) and unbatched Jacobians run in one pass.
+    rows = _rows_per_pass(shape, points_per_pass) if batched and is_plain(x) else None
+    if rows is None:
+        out_shape, jac = _one_pass(f, x, tag, chunk, batched)
+        return shape, out_shape, jac
+    lead = shape[:-1]
+    try:
+        out_shape, first = _one_pass(f, x[:rows], tag, chunk, batched)
+        sliceable = out_shape[: len(lead)] == (rows, *lead[1:]) and len(out_shape) <= len(lead) + 1
+    except Exception:
+        sliceable = False
+    if not sliceable:
+        # f does not act on a slice of the points as on the whole (it combines x with
+        # per-point arrays of the full batch, say): differentiate all points at once; a
+        # genuine error in f is raised from there.
+        out_shape, jac = _one_pass(f, x, tag, chunk, batched)
+        return shape, out_shape, jac
+    full_shape = (shape[0], *out_shape[1:])
+    # The partials axis first in memory, as each pass produces it: the copies below are
+    # then block copies, and the result has the same layout as a single pass's.
+    jac = np.moveaxis(np.empty((first.shape[-1], *full_shape), dtype=first.dtype), 0, -1)
+    jac[:rows] = first
+    for start in range(rows, shape[0], rows):
+        part_shape, part = _one_pass(f, x[start : start + rows], tag, chunk, batched)
+        if part_shape[1:] != out_shape[1:]:
+            raise InputError(
+                f"f: returned shape {part_shape} for points {start}:{start + rows} but "
+                f"{out_shape} for the first {rows}; a batched f must map (..., n) to (..., m)"
+            )
+        jac[start : start + rows] = part
+    return shape, full_shape, jac
+
+
+def jacobian(
+    f: Function,
+    x: ArrayLike | Dual,
+    *,
+    chunk: int | None = None,
+    batched: bool = False,
+    points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
+) -> NDArray[np.floating[Any]] | Dual:
+    """Jacobian of ``f`` at ``x`` by forward mode: ``J[i..., j...] = ∂f_i/∂x_j``.
+
+    All ``n`` input directions are carried at once (``k = n`` partials, one evaluation of
+    ``f``) up to ``chunk`` of them; larger inputs take ``ceil(n / chunk)`` evaluations.
+
+    Parameters
+    ----------
+    f : callable
+        NumPy code mapping shape ``S`` to shape ``R``. With ``batched=True``, ``f`` is a
+        field evaluated pointwise: it maps ``(..., n)`` to ``(..., m)`` (or ``(...)``) and
+        point ``p``'s outputs depend on point ``p``'s inputs only.
+    x : array_like or Dual, shape S, or (..., n) when batched
+        Finite real point(s).
+    chunk : int, optional
+        Most partials per evaluation (default :data:`DEFAULT_CHUNK`).
+    batched : bool
+        Treat the leading axes of ``x`` as independent points (like ``jax.vmap``): each
+        point is seeded with the same ``n`` directions, so the cost is one evaluation per
+        slice of points whatever ``N``. If ``f`` mixes points, the result is wrong (sums
+        across points).
+    points_per_pass : int or None
+        With ``batched=True``, evaluate ``f`` on equal slices of about this many points
+        along the first axis of ``x`` (default :data:`DEFAULT_POINTS_PER_PASS`; up to 1.5
+        times it in one pass), which keeps the working set in cache; ``None``: all points
+        in one evaluation. The result is the same either way. Slicing needs ``f``
+        to act on a slice of ``x`` as on the whole; if on the first slice ``f`` raises or
+        returns a shape whose leading axes are not the slice's (it combines ``x`` with
+        arrays of per-point data from outside, say), all points are evaluated at once.
+
+    Returns
+    -------
+    ndarray or Dual
+        Shape ``R + S``; with ``batched=True``, ``R + (n,)``, e.g. ``(N, m, n)``.
+    """
+    return _jacobian(f, x, chunk, batched, points_per_pass)[2]
+
+
+def gradient(
+    f: Function,
+    x: ArrayLike | Dual,
+    *,
+    chunk: int | None = None,
+    batched: bool = False,
+    points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
+) -> Derivatives:
+    """Gradient ``∇f`` of a scalar-valued ``f`` at ``x``: shape ``S``.
+
+    With ``batched=True``, ``f`` maps ``(..., n)`` to ``(...)`` pointwise and the result
+    has shape ``(..., n)``. Cost as :func:`jacobian`: ``ceil(n / chunk)`` evaluations
+    (per slice of ``points_per_pass`` points when batched).
+    """
+    shape, out_shape, jac = _jacobian(f, x, chunk, batched, points_per_pass)
+    expected = shape[:-1] if batched else ()
+    if out_shape != expected:
+        raise InputError(
+            f"f: gradient needs a scalar value per point (output shape {expected}), got "
+            f"output shape {out_shape}"
+        )
+    return _scalar_or_array(jac)
+
+
+def hessian(
+    f: Function,
+    x: ArrayLike | Dual,
+    *,
+    chunk: int | None = None,
+    batched: bool = False,
+    points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
+) -> NDArray[np.floating[Any]] | Dual:
+    """Hessian ``∂²f/∂x_i∂x_j`` of a scalar-valued ``f`` at ``x``, by nested duals.
+
+    The outer Jacobian and the inner gradient carry different tags, so their perturbations
+    cannot mix. Shape ``S + S``, or ``(..., n, n)`` with ``batched=True`` (points in
+    slices of ``points_per_pass``, as in :func:`jacobian`). Cost: ``ceil(n / chunk)²``
+    evaluations with ``n * n`` second-order partials each.
+    """
+    return jacobian(
+        lambda y: gradient(f, y, chunk=chunk, batched=batched),
+        x,
+        chunk=chunk,
+        batched=batched,
+        points_per_pass=points_per_pass,
+    )
