@@ -287,7 +287,7 @@ class ContiguousList:
     # Elements come out typed Any (pop, front, iteration...): the list holds whatever it
     # was given and the class is not generic. They go in as object (checked at run time
     # against the dtype). Predicates and keys take Any: one element, or on a dtype list
-    # the whole array of values.
+    # the whole array of values; keys return Any: comparable objects, or an array.
 
     __hash__ = None  # type: ignore[assignment]  # mutable container
 
