@@ -41,9 +41,10 @@ import itertools
 import math
 import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from tumble._errors import InputError
 from tumble._kernels import linkedlist as _k
@@ -102,7 +103,7 @@ def _index_dtype_for(capacity: int) -> np.dtype[np.unsignedinteger[Any]]:
     raise InputError(f"capacity: at most {np.iinfo(np.uint64).max} elements, got {capacity}")
 
 
-def _check_dtype(dtype: Any) -> np.dtype | None:
+def _check_dtype(dtype: DTypeLike | None) -> np.dtype | None:
     if dtype is None:
         return None
     try:
@@ -124,13 +125,13 @@ class _ListView(Sequence):
 
     __slots__ = ("_items",)
 
-    def __init__(self, items: list[Any]) -> None:
+    def __init__(self, items: list[object]) -> None:
         self._items = items
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def __getitem__(self, index: Any) -> Any:
+    def __getitem__(self, index: SupportsIndex | slice) -> Any:
         return self._items[index]
 
     def __repr__(self) -> str:
@@ -215,7 +216,7 @@ class Cursor:
         return owner._get(self._slot)
 
     @value.setter
-    def value(self, new: Any) -> None:
+    def value(self, new: object) -> None:
         owner = self._check()
         if self._slot == 0:
             raise IndexError("value: end() has no value")
@@ -237,7 +238,7 @@ class Cursor:
         return f"<Cursor value={self._list._get(self._slot)!r}>"
 
 
-def _lower_bound_by_cursor(first: Cursor, count: int, x: Any) -> Cursor:
+def _lower_bound_by_cursor(first: Cursor, count: int, x: object) -> Cursor:
     """``std::lower_bound`` over the ``count`` elements from ``first``, through cursors.
 
     The path of :meth:`ContiguousList.lower_bound` for dtypes without a compiled loop:
@@ -283,15 +284,22 @@ class ContiguousList:
     Not thread-safe.
     """
 
+    # Elements come out typed Any (pop, front, iteration...): the list holds whatever it
+    # was given and the class is not generic. They go in as object (checked at run time
+    # against the dtype). Predicates and keys take Any: one element, or on a dtype list
+    # the whole array of values; keys return Any: comparable objects, or an array.
+
     __hash__ = None  # type: ignore[assignment]  # mutable container
 
-    def __init__(self, values: Iterable[Any] = (), dtype: Any = None) -> None:
+    def __init__(self, values: Iterable[object] = (), dtype: DTypeLike | None = None) -> None:
         self._setup(_check_dtype(dtype), 0, np.zeros((1, 2), np.uint8), [])
         self.extend(values)
 
     # ----------------------------------------------------------------------------- storage
 
-    def _setup(self, dtype: np.dtype | None, capacity: int, used: np.ndarray, values: Any) -> None:
+    def _setup(
+        self, dtype: np.dtype | None, capacity: int, used: np.ndarray, values: Iterable[object]
+    ) -> None:
         """(Re)build storage for ``capacity`` slots from the used node rows and values."""
         n = used.shape[0] - 1
         self._dtype = dtype
@@ -302,6 +310,7 @@ class ContiguousList:
         self._nodes[: n + 1] = used
         self._gen = np.zeros(capacity + 1, np.uint64)
         if dtype is None:
+            # A list when dtype is None, else an array: mypy cannot tie the two.
             self._vals: Any = list(values)
         else:
             self._vals = np.zeros(capacity, dtype)
@@ -344,7 +353,7 @@ class ContiguousList:
             capacity = min(capacity, limit)
         self._reallocate(capacity)
 
-    def _push(self, value: Any) -> int:
+    def _push(self, value: object) -> int:
         slot = self._n + 1
         if slot > self._cap:
             self._grow(slot)
@@ -355,7 +364,7 @@ class ContiguousList:
         self._n = slot
         return slot
 
-    def _push_many(self, values: Any) -> np.ndarray:
+    def _push_many(self, values: list[object] | np.ndarray) -> np.ndarray:
         n, k = self._n, len(values)
         if n + k > self._cap:
             self._grow(n + k)
@@ -435,10 +444,10 @@ class ContiguousList:
             return self._vals[slot - 1]
         return self._vals[slot - 1].item()
 
-    def _set(self, slot: int, value: Any) -> None:
+    def _set(self, slot: int, value: object) -> None:
         self._vals[slot - 1] = value
 
-    def _values_at(self, slots: np.ndarray) -> Any:
+    def _values_at(self, slots: np.ndarray) -> list[object] | np.ndarray:
         if self._dtype is None:
             vals = self._vals
             return [vals[s - 1] for s in slots.tolist()]
@@ -447,7 +456,7 @@ class ContiguousList:
     def _slots(self) -> np.ndarray:
         return self.order() + 1
 
-    def _own(self, cursor: Any, name: str) -> int:
+    def _own(self, cursor: object, name: str) -> int:
         """The slot of ``cursor`` after checking it is a live cursor into this list."""
         if not isinstance(cursor, Cursor):
             raise InputError(f"{name}: expected a Cursor of this list, got {_describe(cursor)}")
@@ -457,7 +466,7 @@ class ContiguousList:
         return cursor._slot
 
     @staticmethod
-    def _other(other: Any, dtype: np.dtype | None, name: str = "other") -> ContiguousList:
+    def _other(other: object, dtype: np.dtype | None, name: str = "other") -> ContiguousList:
         if not isinstance(other, ContiguousList):
             raise InputError(f"{name}: expected a ContiguousList, got {_describe(other)}")
         if other._dtype != dtype:
@@ -466,7 +475,8 @@ class ContiguousList:
 
     # -------------------------------------------------------------------------- validation
 
-    def _coerce(self, value: Any, name: str) -> Any:
+    # Any: the checks on type(value) below narrow it, in ways mypy does not follow.
+    def _coerce(self, value: Any, name: str) -> object:
         """``value`` converted losslessly to the list's dtype, or InputError naming ``name``."""
         dt = self._dtype
         if dt is None:
@@ -496,7 +506,7 @@ class ContiguousList:
             raise InputError(f"{name}: expected one {dt} value, got {_describe(value)}")
         return self._convert(arr, name)[()]
 
-    def _coerce_many(self, values: Any, name: str) -> Any:
+    def _coerce_many(self, values: Iterable[object], name: str) -> list[object] | np.ndarray:
         if isinstance(values, ContiguousList):
             numeric = self._dtype is not None and values._dtype is not None
             values = values.to_numpy() if numeric else values.tolist()
@@ -542,7 +552,7 @@ class ContiguousList:
             raise InputError(f"{name}: {first!r} does not fit in {dt} without loss")
         return out
 
-    def _mask(self, pred: Any, name: str) -> np.ndarray:
+    def _mask(self, pred: Callable[[Any], object], name: str) -> np.ndarray:
         """Boolean mask over storage order: ``pred`` per element, or once on the array."""
         if not callable(pred):
             raise InputError(f"{name}: expected a callable, got {_describe(pred)}")
@@ -557,7 +567,7 @@ class ContiguousList:
             )
         return mask
 
-    def _call_on_array(self, fn: Callable[[Any], Any], name: str, values: np.ndarray) -> Any:
+    def _call_on_array(self, fn: Callable[[Any], object], name: str, values: ArrayLike) -> object:
         """``fn(values)``, turning NumPy's ambiguous-truth error into a pointed InputError."""
         try:
             return fn(values)
@@ -571,12 +581,12 @@ class ContiguousList:
                 f"np.isin(v, ...), for 'and'/'or' use & and |); it raised: {exc}"
             ) from exc
 
-    def _equal(self, value: Any) -> np.ndarray:
+    def _equal(self, value: object) -> np.ndarray:
         if self._dtype is None:
             return np.fromiter((v is value or bool(v == value) for v in self._vals), bool, self._n)
         return np.asarray(self._vals[: self._n] == value)
 
-    def _keys(self, key: Any) -> Any:
+    def _keys(self, key: Callable[[Any], Any] | None) -> list[Any] | np.ndarray:
         """Sort keys of the elements in list order (an array, or a list for objects)."""
         if key is not None and not callable(key):
             raise InputError(f"key: expected a callable or None, got {_describe(key)}")
@@ -598,7 +608,7 @@ class ContiguousList:
         return keys
 
     @staticmethod
-    def _is_sorted(keys: Any) -> bool:
+    def _is_sorted(keys: list[Any] | np.ndarray) -> bool:
         if isinstance(keys, np.ndarray):
             return not bool(np.any(keys[1:] < keys[:-1]))
         return not any(b < a for a, b in itertools.pairwise(keys))
@@ -621,7 +631,7 @@ class ContiguousList:
         return self._cap
 
     @property
-    def values(self) -> Any:
+    def values(self) -> Sequence[Any] | np.ndarray:
         """The values in storage order (not list order), read-only, without copying.
 
         A NumPy view for dtype lists (valid until the list next grows), a live read-only
@@ -692,7 +702,7 @@ class ContiguousList:
     def __reversed__(self) -> Iterator[Any]:
         return itertools.chain.from_iterable(self._chunks(False))
 
-    def __contains__(self, value: Any) -> bool:
+    def __contains__(self, value: object) -> bool:
         try:
             v = self._coerce(value, "value")
         except InputError:
@@ -731,7 +741,7 @@ class ContiguousList:
 
     __copy__ = copy
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         n = self._n
         vals = list(self._vals) if self._dtype is None else self._vals[:n].copy()
         return {
@@ -741,21 +751,22 @@ class ContiguousList:
             "values": vals,
         }
 
+    # Any: the fields have different types, each handed to its typed parameter.
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._setup(state["dtype"], state["capacity"], state["nodes"], state["values"])
 
     # ------------------------------------------------------------------ deque-style methods
 
-    def append(self, value: Any) -> None:
+    def append(self, value: object) -> None:
         """Add ``value`` at the back. Amortised O(1)."""
         self._link_before(self._push(self._coerce(value, "value")), 0)
 
-    def appendleft(self, value: Any) -> None:
+    def appendleft(self, value: object) -> None:
         """Add ``value`` at the front. Amortised O(1)."""
         v = self._coerce(value, "value")
         self._link_before(self._push(v), self._lk[1])
 
-    def extend(self, values: Iterable[Any]) -> None:
+    def extend(self, values: Iterable[object]) -> None:
         """Add ``values`` at the back, in order. O(k) with one compiled linking pass."""
         vals = self._coerce_many(values, "values")
         if len(vals):
@@ -763,7 +774,7 @@ class ContiguousList:
             _k.link_chain(self._nodes, slots, 0)
             self._mod += 1
 
-    def extendleft(self, values: Iterable[Any]) -> None:
+    def extendleft(self, values: Iterable[object]) -> None:
         """Add ``values`` at the front one by one, so they end up reversed (as ``deque``)."""
         vals = self._coerce_many(values, "values")
         if len(vals):
@@ -820,7 +831,7 @@ class ContiguousList:
         """Cursor one past the last element; never goes stale."""
         return Cursor(self, 0)
 
-    def insert(self, cursor: Cursor, value: Any) -> Cursor:
+    def insert(self, cursor: Cursor, value: object) -> Cursor:
         """Insert ``value`` before ``cursor``; return a cursor to it. O(1), moves nothing."""
         before = self._own(cursor, "cursor")
         slot = self._push(self._coerce(value, "value"))
@@ -838,7 +849,7 @@ class ContiguousList:
             raise InputError("cursor: cannot erase end()")
         return Cursor(self, self._erase(slot))
 
-    def find(self, value: Any) -> Cursor:
+    def find(self, value: object) -> Cursor:
         """Cursor to the first element equal to ``value`` in list order, or ``end()``.
 
         Equality is tested over the contiguous values; only a match walks the links.
@@ -848,7 +859,7 @@ class ContiguousList:
             return self.end()
         return Cursor(self, int(_k.find_first(self._nodes, mask)))
 
-    def lower_bound(self, value: Any) -> Cursor:
+    def lower_bound(self, value: object) -> Cursor:
         """Cursor to the first element not less than ``value`` in this sorted list.
 
         ``end()`` if every element is less. A binary search that advances along the links
@@ -989,11 +1000,11 @@ class ContiguousList:
             dup = ordered[1:] == ordered[:-1]
         self._erase_many(order[1:][dup] + 1)
 
-    def remove(self, value: Any) -> None:
+    def remove(self, value: object) -> None:
         """Erase every element equal to ``value`` (a scan of the contiguous values)."""
         self._erase_many(np.flatnonzero(self._equal(self._coerce(value, "value"))) + 1)
 
-    def remove_if(self, pred: Callable[[Any], Any]) -> None:
+    def remove_if(self, pred: Callable[[Any], object]) -> None:
         """Erase every element for which ``pred`` is true."""
         self._erase_many(np.flatnonzero(self._mask(pred, "pred")) + 1)
 
@@ -1016,21 +1027,21 @@ class ContiguousList:
             raise TypeError(f"sum: values of dtype {self._dtype} cannot be added")
         return self._vals[: self._n].sum().item()
 
-    def count(self, value: Any) -> int:
+    def count(self, value: object) -> int:
         """Number of elements equal to ``value``."""
         return int(np.count_nonzero(self._equal(self._coerce(value, "value"))))
 
-    def count_if(self, pred: Callable[[Any], Any]) -> int:
+    def count_if(self, pred: Callable[[Any], object]) -> int:
         """Number of elements for which ``pred`` is true."""
         return int(np.count_nonzero(self._mask(pred, "pred")))
 
-    def any(self, pred: Callable[[Any], Any] | None = None) -> bool:
+    def any(self, pred: Callable[[Any], object] | None = None) -> bool:
         """True if ``pred`` (default: truthiness) holds for some element."""
         if pred is None:
             return bool(np.any(self._truthy()))
         return bool(np.any(self._mask(pred, "pred")))
 
-    def all(self, pred: Callable[[Any], Any] | None = None) -> bool:
+    def all(self, pred: Callable[[Any], object] | None = None) -> bool:
         """True if ``pred`` (default: truthiness) holds for every element (or none exist)."""
         if pred is None:
             return bool(np.all(self._truthy()))
@@ -1041,7 +1052,7 @@ class ContiguousList:
             return np.fromiter(map(bool, self._vals), bool, self._n)
         return np.asarray(self.values != np.zeros((), self._dtype))
 
-    def fill(self, value: Any) -> None:
+    def fill(self, value: object) -> None:
         """Set every element to ``value``."""
         v = self._coerce(value, "value")
         if self._dtype is None:
@@ -1049,17 +1060,17 @@ class ContiguousList:
         else:
             self._vals[: self._n] = v
 
-    def replace(self, old: Any, new: Any) -> None:
+    def replace(self, old: object, new: object) -> None:
         """Set every element equal to ``old`` to ``new``."""
         mask = self._equal(self._coerce(old, "old"))
         self._assign(mask, self._coerce(new, "new"))
 
-    def replace_if(self, pred: Callable[[Any], Any], new: Any) -> None:
+    def replace_if(self, pred: Callable[[Any], object], new: object) -> None:
         """Set every element for which ``pred`` is true to ``new``."""
         mask = self._mask(pred, "pred")
         self._assign(mask, self._coerce(new, "new"))
 
-    def _assign(self, mask: np.ndarray, value: Any) -> None:
+    def _assign(self, mask: np.ndarray, value: object) -> None:
         if self._dtype is None:
             for i in np.flatnonzero(mask).tolist():
                 self._vals[i] = value

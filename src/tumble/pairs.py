@@ -33,10 +33,10 @@ import operator
 import sys
 import types
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from itertools import repeat, starmap
 from math import isqrt
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, SupportsIndex, TypeVar, overload
 
 import numba
 import numpy as np
@@ -44,6 +44,12 @@ import numpy as np
 from tumble._errors import InputError
 from tumble._kernels import pairs as _kernels
 from tumble._validate import _describe, as_choice, as_int
+
+if TYPE_CHECKING:
+    from typing import Self  # new in Python 3.11; tumble still runs on 3.10
+
+    from _typeshed import SupportsLenAndGetItem
+    from numba.core.dispatcher import Dispatcher
 
 __all__ = ["DistinctPairs", "Pair", "PairRef", "Pairs", "distinct_pairs", "pairs"]
 
@@ -62,10 +68,14 @@ MAX_COMPILED_N = 2**31
 _COUNT_PATHS = ("numba", "numpy", "python")
 _REDUCE_PATHS = ("numba", "python")
 
+_R = TypeVar("_R")  # what one path or one chunk of work returns
+_A = TypeVar("_A")  # the accumulator of reduce
+
 
 class Pair(NamedTuple):
     """One pair of values; equal to the plain tuple ``(first, second)``."""
 
+    # Any: values of the sequence, whatever their type (the views are not generic).
     first: Any
     second: Any
 
@@ -84,6 +94,8 @@ class PairRef:
 
     __slots__ = ("_i", "_j", "_seq")
 
+    # Any: a list, a writable array or a refs=True view; no protocol in typing covers
+    # item assignment for all three.
     def __init__(self, seq: Any, i: int, j: int) -> None:
         self._seq = seq
         self._i = i
@@ -95,7 +107,7 @@ class PairRef:
         return self._seq[self._i]
 
     @first.setter
-    def first(self, value: Any) -> None:
+    def first(self, value: object) -> None:
         self._seq[self._i] = value
 
     @property
@@ -104,7 +116,7 @@ class PairRef:
         return self._seq[self._j]
 
     @second.setter
-    def second(self, value: Any) -> None:
+    def second(self, value: object) -> None:
         self._seq[self._j] = value
 
     @property
@@ -119,7 +131,7 @@ class PairRef:
     def __len__(self) -> int:
         return 2
 
-    def __getitem__(self, k: int) -> Any:
+    def __getitem__(self, k: SupportsIndex) -> Any:
         return (self.first, self.second)[k]
 
     def __eq__(self, other: object) -> bool:
@@ -140,7 +152,7 @@ def _range_len(r: range) -> int:
     return max(0, (r.start - r.stop - r.step - 1) // -r.step)
 
 
-def _length(seq: Any) -> int:
+def _length(seq: SupportsLenAndGetItem[object]) -> int:
     if isinstance(seq, _PairView):
         return seq.size
     if isinstance(seq, range):
@@ -148,7 +160,7 @@ def _length(seq: Any) -> int:
     return len(seq)
 
 
-def _as_sequence(seq: Any) -> int:
+def _as_sequence(seq: SupportsLenAndGetItem[object]) -> int:
     """Validate ``seq`` and return its length."""
     kind = type(seq)
     if (
@@ -165,7 +177,7 @@ def _as_sequence(seq: Any) -> int:
         raise InputError(f"seq: expected a sequence with a length, got {_describe(seq)}") from None
 
 
-def _writable(seq: Any) -> bool:
+def _writable(seq: SupportsLenAndGetItem[object]) -> bool:
     if isinstance(seq, _PairView):
         return seq.refs
     if isinstance(seq, np.ndarray):
@@ -173,18 +185,18 @@ def _writable(seq: Any) -> bool:
     return hasattr(type(seq), "__setitem__")
 
 
-def _check_callable(f: Any, name: str) -> None:
+def _check_callable(f: object, name: str) -> None:
     if not callable(f):
         raise InputError(f"{name}: expected a callable, got {_describe(f)}")
 
 
-def _workers(workers: Any) -> int:
+def _workers(workers: int | None) -> int:
     if workers is None:
         return int(numba.get_num_threads())
     return as_int(workers, "workers", minimum=1)
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     try:
         return bool(a == b)
     except Exception:  # arrays and other values without a single truth value
@@ -197,12 +209,15 @@ class _Unavailable(Exception):
 
 # Compiled kernels per user function. Plain functions (no closure, no defaults) are keyed
 # by their code so that the same lambda written in a loop compiles once; others by
-# identity, weakly, so that they can be freed.
-_BY_CODE: dict[tuple[Any, int], dict[Any, Any]] = {}
-_BY_FUNC: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+# identity, weakly, so that they can be freed. A cache maps a kind to its kernel and
+# (kind, *argument types) to why compiling failed: Any for values of both sorts.
+_BY_CODE: dict[tuple[types.CodeType, int], dict[str | tuple[object, ...], Any]] = {}
+_BY_FUNC: weakref.WeakKeyDictionary[Callable[..., object], dict[str | tuple[object, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _cache_for(func: Any) -> dict[Any, Any]:
+def _cache_for(func: Callable[..., object]) -> dict[str | tuple[object, ...], Any]:
     if (
         isinstance(func, types.FunctionType)
         and func.__closure__ is None
@@ -216,7 +231,7 @@ def _cache_for(func: Any) -> dict[Any, Any]:
         return {}
 
 
-def _kernel(func: Any, kind: str, *example: Any) -> Any:
+def _kernel(func: Callable[..., object], kind: str, *example: object) -> Dispatcher:
     """The ``kind`` ("count" or "fold") kernel of ``func``, or raise ``_Unavailable``.
 
     ``example`` are the arguments the kernel will see; a failure to compile for their
@@ -247,7 +262,9 @@ def _kernel(func: Any, kind: str, *example: Any) -> Any:
     return kernel
 
 
-def _run(chunks: list[Any], fn: Callable[[Any], Any], workers: int) -> list[Any]:
+def _run(
+    chunks: list[tuple[int, int]], fn: Callable[[tuple[int, int]], _R], workers: int
+) -> list[_R]:
     """``[fn(c) for c in chunks]``, on ``workers`` threads (the kernels release the GIL)."""
     if workers == 1 or len(chunks) <= 1:
         return [fn(c) for c in chunks]
@@ -274,7 +291,7 @@ class _PairView:
     _distinct = False
     __slots__ = ("_n", "_ranks", "_refs", "_seq", "_size", "last_path")
 
-    def __init__(self, seq: Any, *, refs: bool = False) -> None:
+    def __init__(self, seq: SupportsLenAndGetItem[object], *, refs: bool = False) -> None:
         n = _as_sequence(seq)
         if not isinstance(refs, bool):
             raise InputError(f"refs: expected True or False, got {_describe(refs)}")
@@ -285,15 +302,16 @@ class _PairView:
             )
         self._init(seq, n, range(self._full_size(n)), refs)
 
-    def _init(self, seq: Any, n: int, ranks: range, refs: bool) -> None:
-        self._seq = seq
+    def _init(self, seq: SupportsLenAndGetItem[object], n: int, ranks: range, refs: bool) -> None:
+        # Any: written through when refs is True, which mypy cannot tie to seq's type.
+        self._seq: Any = seq
         self._n = n
         self._ranks = ranks
         self._refs = refs
         self._size = _range_len(ranks)
         self.last_path: str | None = None
 
-    def _sub(self, ranks: range) -> _PairView:
+    def _sub(self, ranks: range) -> Self:
         view = object.__new__(type(self))
         view._init(self._seq, self._n, ranks, self._refs)
         return view
@@ -319,6 +337,7 @@ class _PairView:
 
     # --- the sequence protocol ---------------------------------------------------------
 
+    # Any: the caller's own sequence, of whatever type it was given.
     @property
     def seq(self) -> Any:
         """The underlying sequence (not a copy)."""
@@ -349,7 +368,7 @@ class _PairView:
     def __bool__(self) -> bool:
         return self._size > 0
 
-    def _item(self, i: int, j: int) -> Any:
+    def _item(self, i: int, j: int) -> Pair | PairRef:
         if self._refs:
             return PairRef(self._seq, i, j)
         return _new_pair((self._seq[i], self._seq[j]))
@@ -375,7 +394,7 @@ class _PairView:
             i += 1
             j = i + 1 if self._distinct else 0
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[Pair | PairRef]:
         seq = self._seq
         for i, j0, j1 in self._segments():
             if self._refs:
@@ -389,7 +408,7 @@ class _PairView:
         for i, j0, j1 in self._segments(start, stop):
             yield from zip(repeat(seq[i]), map(seq.__getitem__, range(j0, j1)))
 
-    def _position(self, k: Any) -> int:
+    def _position(self, k: SupportsIndex) -> int:
         if isinstance(k, bool):
             raise InputError(f"k: expected an integer or a slice, got {_describe(k)}")
         try:
@@ -400,7 +419,11 @@ class _PairView:
             raise IndexError(f"pair index {k} out of range for a view of {self._size} pairs")
         return k + self._size if k < 0 else k
 
-    def __getitem__(self, k: Any) -> Any:
+    @overload
+    def __getitem__(self, k: SupportsIndex) -> Pair | PairRef: ...
+    @overload
+    def __getitem__(self, k: slice) -> Self: ...
+    def __getitem__(self, k: SupportsIndex | slice) -> Pair | PairRef | Self:
         """``view[k]``: the pair of position ``k`` in O(1); a slice gives a lazy sub-view."""
         if isinstance(k, slice):
             try:
@@ -409,7 +432,7 @@ class _PairView:
                 raise InputError(f"k: bad slice {k!r} ({exc})") from None
         return self._item(*self._unrank(self._ranks[self._position(k)]))
 
-    def __setitem__(self, k: Any, value: Any) -> None:
+    def __setitem__(self, k: SupportsIndex, value: Iterable[object]) -> None:
         """``view[k] = (a, b)`` assigns member-wise into the sequence (``refs=True`` only)."""
         if not self._refs:
             raise TypeError("this view is read-only; make it with refs=True to write through")
@@ -434,7 +457,7 @@ class _PairView:
 
     # --- ranking and index arrays ------------------------------------------------------
 
-    def index(self, pair: Any) -> int:
+    def index(self, pair: Iterable[SupportsIndex]) -> int:
         """Position in this view of the pair of sequence indices ``pair = (i, j)``: O(1).
 
         The inverse of ``view[k]`` for indices: ``view.index((i, j)) == k`` exactly when
@@ -516,8 +539,8 @@ class _PairView:
         return arr
 
     def _dispatch(
-        self, path: str, order: tuple[str, ...], attempts: dict[str, Callable[[], Any]]
-    ) -> Any:
+        self, path: str, order: tuple[str, ...], attempts: dict[str, Callable[[], _R]]
+    ) -> _R:
         reasons = []
         for name in order if path == "auto" else (path,):
             try:
@@ -531,7 +554,9 @@ class _PairView:
             return result
         raise AssertionError("the python path always runs; " + "; ".join(reasons))
 
-    def _compiled_start(self, kind: str, func: Any, *extra: Any) -> tuple[np.ndarray, Any]:
+    def _compiled_start(
+        self, kind: str, func: Callable[..., object], *extra: object
+    ) -> tuple[np.ndarray, Dispatcher]:
         arr = self._numeric()
         if arr is None:
             raise _Unavailable("the sequence is not a 1-D numeric array (or list of numbers)")
@@ -541,10 +566,12 @@ class _PairView:
         return arr, kernel
 
     def _chunked(
-        self, start: int, stop: int, workers: int, body: Callable[[int, int], Any]
-    ) -> list[Any]:
+        self, start: int, stop: int, workers: int, body: Callable[[int, int], _R]
+    ) -> list[_R]:
         return _run(_split(start, stop - start, workers), lambda c: body(*c), workers)
 
+    # Any: pred sees values of the sequence (or NumPy blocks of them) and returns a truth
+    # value (or an array of them).
     def count_if(
         self, pred: Callable[[Any, Any], Any], *, path: str = "auto", workers: int | None = None
     ) -> int:
@@ -621,13 +648,13 @@ class _PairView:
 
     def reduce(
         self,
-        func: Callable[[Any, Any, Any], Any],
-        initial: Any,
+        func: Callable[[_A, Any, Any], _A],
+        initial: _A,
         *,
-        combine: Callable[[Any, Any], Any] | None = None,
+        combine: Callable[[_A, _A], _A] | None = None,
         path: str = "auto",
         workers: int | None = None,
-    ) -> Any:
+    ) -> _A:
         """Fold ``acc = func(acc, a, b)`` over the pairs ``(a, b)`` in order, from ``initial``.
 
         Without ``combine`` the fold runs in order on one core. With an associative
@@ -650,11 +677,11 @@ class _PairView:
         sample = min(self._size, SAMPLE)
         head = functools.reduce(lambda acc, ab: func(acc, *ab), self._values(0, sample), initial)
 
-        def compiled() -> Any:
+        def compiled() -> _A:
             arr, kernel = self._compiled_start("fold", func, initial)
             distinct, base = self._distinct, self._ranks.start
 
-            def run(first: int, count: int, acc: Any = initial) -> Any:
+            def run(first: int, count: int, acc: _A = initial) -> _A:
                 if count == 0:
                     return acc
                 return kernel(arr, self._n, *self._unrank(base + first), count, distinct, acc)
@@ -668,7 +695,7 @@ class _PairView:
             parts = self._chunked(sample, self._size, nworkers, run)
             return functools.reduce(combine, parts, head)
 
-        def plain() -> Any:
+        def plain() -> _A:
             return functools.reduce(lambda acc, ab: func(acc, *ab), self._values(sample), head)
 
         return self._dispatch(path, _REDUCE_PATHS, {"numba": compiled, "python": plain})
@@ -696,7 +723,7 @@ class DistinctPairs(_PairView):
     __slots__ = ()
 
 
-def pairs(seq: Any, *, refs: bool = False) -> Pairs:
+def pairs(seq: SupportsLenAndGetItem[object], *, refs: bool = False) -> Pairs:
     """A lazy view of all ordered pairs of ``seq``, in nested-loop order.
 
     Parameters
@@ -717,7 +744,7 @@ def pairs(seq: Any, *, refs: bool = False) -> Pairs:
     return Pairs(seq, refs=refs)
 
 
-def distinct_pairs(seq: Any, *, refs: bool = False) -> DistinctPairs:
+def distinct_pairs(seq: SupportsLenAndGetItem[object], *, refs: bool = False) -> DistinctPairs:
     """A lazy view of the pairs ``(seq[i], seq[j])``, ``i < j``, in combinations order.
 
     Parameters

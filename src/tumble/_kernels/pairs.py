@@ -15,16 +15,20 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
 
 from tumble._kernels import JIT_OPTIONS, njit
 
+if TYPE_CHECKING:
+    from numba.core.dispatcher import Dispatcher
+
 # Closures over a user's jitted function cannot go to numba's on-disk cache; the caller
-# keeps the compiled kernels in memory, one per user function.
-_closure_jit: Any = functools.partial(numba.njit, **{**JIT_OPTIONS, "cache": False})
+# keeps the compiled kernels in memory, one per user function. Typed like `njit`: numba's
+# stubs read a partial of njit as its options-only overload, which returns no Dispatcher.
+_closure_jit: Callable[..., Any] = functools.partial(numba.njit, **{**JIT_OPTIONS, "cache": False})
 
 
 @njit
@@ -72,7 +76,7 @@ def fill_unrank(n, first, step, distinct, I, J):
             J[t] = k % n
 
 
-def compile_function(func: Callable[..., Any]) -> Any:
+def compile_function(func: Callable[..., object]) -> Dispatcher:
     """``func`` compiled lazily with tumble's options (already-jitted functions pass through).
 
     Raises whatever numba raises for objects it cannot compile (builtins, classes); typing
@@ -83,7 +87,7 @@ def compile_function(func: Callable[..., Any]) -> Any:
     return _closure_jit(func)
 
 
-def count_kernel(pred: Any) -> Any:
+def count_kernel(pred: Dispatcher) -> Dispatcher:
     """A compiled ``count(a, n, i, j, count, distinct)`` for one jitted predicate.
 
     It counts the pairs ``(a[i'], a[j'])`` for which ``pred`` is true among the ``count``
@@ -114,7 +118,7 @@ def count_kernel(pred: Any) -> Any:
     return count
 
 
-def fold_kernel(func: Any) -> Any:
+def fold_kernel(func: Dispatcher) -> Dispatcher:
     """A compiled ``fold(a, n, i, j, count, distinct, acc)`` for one jitted ``func``.
 
     It returns ``acc`` after ``acc = func(acc, a[i'], a[j'])`` over the ``count`` pairs that
