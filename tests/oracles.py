@@ -1,4 +1,5 @@
-"""Independent oracles shared by the tests: SciPy rotations and a tight-tolerance ODE solve.
+"""Independent oracles shared by the tests: SciPy rotations, a tight-tolerance ODE solve and
+the first flip by SciPy's cubic Hermite roots.
 
 Nothing here calls tumble, so a test that compares tumble with these compares two
 independent computations.
@@ -6,14 +7,20 @@ independent computations.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.integrate import solve_ivp
+from scipy.interpolate import CubicHermiteSpline
 from scipy.spatial.transform import Rotation
 
 #: Tolerances of the reference solve: DOP853 at these is good to about 1e-12 over the
 #: tens of rotations the tests run, far below any method error they measure.
 ODE_RTOL = 1e-13
 ODE_ATOL = 1e-14
+
+#: The hysteresis band of the flip detector, as ``tumble.diagnostics.FLIP_BAND`` states it.
+FLIP_BAND = 1e-3
 
 
 def matrix(q: np.ndarray) -> np.ndarray:
@@ -65,3 +72,22 @@ def rigid_reference(q0, L_world0, J, t_end, tau=None, t_eval=None, dense_output=
     )
     assert sol.success, sol.message
     return sol
+
+
+def hermite_flip(t, Lb, J, band=FLIP_BAND):
+    """The flip by SciPy: the first zero of the Hermite interpolant after |x| reached the
+    band, provided x then reaches the band on the other side."""
+    mid = np.argsort(J, kind="stable")[1]
+    norm0 = np.linalg.norm(Lb[0])
+    x = Lb[:, mid] / norm0
+    dx = np.cross(Lb, J * Lb)[:, mid] / norm0
+    big = np.flatnonzero(np.abs(x) >= band)
+    if big.size == 0:
+        return math.nan
+    a = big[0]
+    s = np.sign(x[a])
+    roots = CubicHermiteSpline(t, x, dx).roots(extrapolate=False)
+    for r in np.sort(roots[roots > t[a]]):
+        if np.any(s * x[t > r] <= -band):
+            return float(r)
+    return math.nan

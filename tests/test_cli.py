@@ -34,3 +34,30 @@ def test_console_script_runs():
         [sys.executable, "-m", "tumble.cli", "--help"], capture_output=True, text=True, check=True
     )
     assert "usage: tumble" in out.stdout
+
+
+def test_help_imports_no_subcommand_module():
+    """`tumble --help` lists every command without importing their modules (nor numba),
+    which keeps it fast; `tumble sweep --help` imports only what the sweep needs."""
+    probe = (
+        "import sys\n"
+        "from tumble.cli import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('numba', 'tumble.compare', 'tumble.sweep', 'tumble.rigid', 'tumble.lab')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)), file=sys.stderr)\n"
+    )
+    top = subprocess.run(
+        [sys.executable, "-c", probe, "--help"], capture_output=True, text=True, check=True
+    )
+    assert "sweep-plot" in top.stdout
+    assert top.stderr.strip() == "[]"
+    sweep = subprocess.run(
+        [sys.executable, "-c", probe, "sweep", "--help"], capture_output=True, text=True
+    )
+    assert "--task-size" in sweep.stdout
+    assert "'tumble.sweep.cli'" in sweep.stderr
+    assert "'tumble.sweep.plot'" not in sweep.stderr
+    assert "'tumble.lab'" not in sweep.stderr

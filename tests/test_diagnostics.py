@@ -9,11 +9,17 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tumble import InputError, diagnostics, rotation
+from oracles import hermite_flip
+from tumble import InputError, diagnostics, exact, rigid, rotation, scenarios
 from tumble.exact import torque_free
 
 #: Closed-form answers rebuilt through a few quaternion rotations: a few ulps.
 TOL = 1e-14
+#: The flip detector bisects the same cubic that SciPy solves in closed form.
+FLIP_ATOL = 1e-9
+#: The Hermite interpolant of the exact L_b is O(h⁴) accurate; at 32 steps per rotation
+#: (h = 0.2) its zero sits within this of the closed-form T/2.
+FLIP_EXACT_RTOL = 1e-5
 
 
 def uniform_spin(
@@ -270,3 +276,117 @@ def test_bad_L_body_is_named() -> None:
     )
     with pytest.raises(InputError, match=re.escape("trajectory.L_body")):
         diagnostics.momentum_norm(traj, [1.0, 2.0, 3.0])
+
+
+# --------------------------------------------------------------------------------------
+# the first flip (oracle: SciPy's CubicHermiteSpline.roots)
+
+
+def test_first_flip_of_the_exact_motion_is_half_the_body_period():
+    case = scenarios.article_case(0.5, 0.6, 0.55, 32, 6)
+    tr = rigid.simulate(case.q0, case.omega0, case.inv_inertia, case.dt, case.steps, "exact")
+    T = float(exact.body_period(case.q0, case.omega0, case.inv_inertia))
+    flip = diagnostics.first_flip_time(tr.t, tr.L_body[:, None], case.inv_inertia[None])[0]
+    assert np.isfinite(flip)
+    assert flip == pytest.approx(T / 2, rel=FLIP_EXACT_RTOL)
+    assert flip == pytest.approx(hermite_flip(tr.t, tr.L_body, case.inv_inertia), abs=FLIP_ATOL)
+
+
+def test_flip_ignores_round_off_and_steady_spins():
+    t = np.arange(6.0)
+    # Round-off-sized wiggles about 0, then a real swing from + to -.
+    x = np.array([1e-17, -1e-17, 0.5, 0.9, -0.2, -0.8])
+    Lb = np.stack([np.sqrt(1 - x**2), x, np.zeros(6)], axis=-1)[:, None]
+    J = np.array([[1.0, 2.0, 3.0]])
+    flip = diagnostics.first_flip_time(t, Lb, J)[0]
+    assert 3.0 < flip < 4.0
+    steady = np.tile([[[0.0, 1e-12, 1.0]]], (6, 1, 1))
+    assert np.isnan(diagnostics.first_flip_time(t, steady, J)[0])
+
+
+# --------------------------------------------------------------------------------------
+# the one scorer
+
+
+def _diverging_batch() -> tuple[rigid.Trajectory, np.ndarray]:
+    """Forward Euler at 3 steps per rotation on three bodies: two blow up, at different
+    records, and one stays finite over the 20 rotations."""
+    cases = [
+        scenarios.article_case(0.5, f, e, 3, 20) for f, e in ((0.2, 0.1), (0.8, 0.5), (0.5, 0.0))
+    ]
+    q = np.array([c.q0 for c in cases])
+    w = np.array([c.omega0 for c in cases])
+    J = np.array([c.inv_inertia for c in cases])
+    with np.errstate(all="ignore"):
+        tr = rigid.simulate(
+            q, w, J, cases[0].dt, cases[0].steps, "explicit", on_divergence="ignore"
+        )
+    return tr, J
+
+
+def test_score_of_a_batch_is_the_score_of_each_body() -> None:
+    tr, J = _diverging_batch()
+    n_ok = diagnostics.finite_records(tr)
+    assert n_ok.shape == (3,)
+    n = tr.t.shape[0]
+    assert len(set(n_ok.tolist()) - {n}) == 2, "two bodies should blow up, at different records"
+    assert n in n_ok, "one body should stay finite"
+    batch = diagnostics.score(tr, J)
+    ends = diagnostics.score(tr, J, attitude="end")
+    for b in range(3):
+        one = diagnostics.score(tr.take(bodies=b), J[b])
+        n = int(n_ok[b])
+        head = tr.take(records=slice(n), bodies=b)
+        att = diagnostics.attitude_error(head, J[b])
+        assert batch.energy_error[b] == float(diagnostics.max_energy_error(head, J[b]))
+        assert batch.momentum_drift[b] == np.max(np.abs(diagnostics.momentum_drift(head, J[b])))
+        assert batch.direction_drift[b] == np.max(diagnostics.direction_drift(head, J[b]))
+        assert batch.attitude_error_max[b] == np.max(att)
+        assert batch.attitude_error_end[b] == att[-1]
+        assert ends.attitude_error_end[b] == att[-1]
+        assert np.isnan(ends.attitude_error_max[b])
+        if n == tr.t.shape[0]:
+            assert np.isnan(batch.diverged_at[b])
+        else:
+            assert batch.diverged_at[b] == tr.t[n]
+        for name in diagnostics.TrajectoryScores._fields:
+            assert np.array_equal(getattr(one, name), getattr(batch, name)[b], equal_nan=True)
+
+
+def test_score_against_a_shared_reference_broadcasts_over_bodies() -> None:
+    case = scenarios.article_case(0.5, 0.3, 0.6, 16, 2)
+    methods = ["jolt", "rk4", "momentum_first"]
+    trs = [scenarios.simulate(case, m) for m in methods]
+    reference = scenarios.simulate(case, "exact")
+    fields = ("q", "omega", "L", "L_body", "energy")
+    stacked = rigid.Trajectory(
+        t=reference.t, **{f: np.stack([getattr(tr, f) for tr in trs], axis=1) for f in fields}
+    )
+    batch = diagnostics.score(stacked, case.inv_inertia, reference)
+    for m, tr in enumerate(trs):
+        s = scenarios.score(tr, case.inv_inertia, reference_q=reference.q)
+        assert batch.attitude_error_max[m] == s.attitude_error_max
+        assert batch.attitude_error_end[m] == s.attitude_error_end
+        assert batch.energy_error[m] == s.energy_error
+    with pytest.raises(InputError, match=r"^reference: expected shape \(33, \.\.\., 4\)"):
+        diagnostics.score(stacked, case.inv_inertia, reference.q[:-1])
+    with pytest.raises(InputError, match=r"^reference: expected a batch"):
+        diagnostics.score(stacked, case.inv_inertia, np.stack([reference.q] * 2, axis=1))
+
+
+def test_score_rejects_bad_input() -> None:
+    t, q, w, J = uniform_spin()
+    with pytest.raises(InputError, match=r"^attitude: expected one of"):
+        diagnostics.score((t, q, w), J, attitude="max")
+    bad = q.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(InputError, match=r"^trajectory: the first record is not finite"):
+        diagnostics.score((t, bad, w), J)
+    # summary keeps every record: a non-finite one is refused, not cut off.
+    bad = q.copy()
+    bad[-1, 0] = np.inf
+    with pytest.raises(InputError, match=r"^trajectory.q: expected finite values"):
+        diagnostics.summary((t, bad, w), J)
+    s = diagnostics.score((t, bad, w), J)
+    assert s.diverged_at == t[-1]
+    assert s.attitude_error_max <= 1e-13

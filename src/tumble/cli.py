@@ -1,19 +1,21 @@
 """The ``tumble`` command.
 
 Subcommands live in the modules that own them; this file only wires them to argparse.
-Bad arguments print a one-line message and exit with status 2 (argparse's convention).
+A subcommand's module is imported only when that subcommand runs (or shows its help), so
+``tumble --help`` stays fast: the compiled kernels behind ``compare`` and ``sweep`` load
+only when needed. Bad arguments print a one-line message and exit with status 2
+(argparse's convention).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from tumble import compare as compare_command
-from tumble import sweep as sweep_command
-from tumble import sweep_plot as sweep_plot_command
 from tumble._errors import InputError
 
 
@@ -62,25 +64,26 @@ def _run_lab(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-# Subcommands whose module supplies ``add_arguments(parser)`` and ``run(args, parser)``.
+# Subcommands whose module supplies ``add_arguments(parser)`` and ``run(args, parser)``,
+# by module name: imported only for the subcommand that is asked for.
 _MODULE_COMMANDS = (
     (
         "compare",
-        compare_command,
+        "tumble.compare",
         "run the integrators on one body and score them against the exact solution",
         "Run rigid-body integrators on the article's body (or an explicit one), print each "
         "method's conservation and attitude errors and cost, and optionally plot.",
     ),
     (
         "sweep",
-        sweep_command,
+        "tumble.sweep.cli",
         "score the integrators over a grid of bodies and steps, on Dask",
         "Run every method on every case of a grid (comma-separated lists), score each run "
         "against the exact solution and write a Parquet dataset; see docs/sweep.md.",
     ),
     (
         "sweep-plot",
-        sweep_plot_command,
+        "tumble.sweep.plot",
         "draw heat maps of a sweep's scores per method",
         "Heat maps of each score over two grid axes, one panel per method, as PNG or "
         "interactive HTML; see docs/sweep.md.",
@@ -88,7 +91,13 @@ _MODULE_COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``tumble`` parser, with the full options of ``command`` (imported for that).
+
+    Every subcommand is listed with its help line; only ``command``'s module is imported
+    to add its options and handler (``None``: none of them, which is enough for
+    ``tumble --help``).
+    """
     parser = argparse.ArgumentParser(
         prog="tumble", description="Rigid-body rotational dynamics done right."
     )
@@ -110,15 +119,23 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--port", type=int, default=8050, help="TCP port (default: %(default)s)")
     lab.add_argument("--open", action="store_true", help="open the page in a web browser")
     lab.set_defaults(handler=_run_lab)
-    for name, module, help_text, description in _MODULE_COMMANDS:
-        command = sub.add_parser(name, help=help_text, description=description)
-        module.add_arguments(command)
-        command.set_defaults(handler=module.run)
+    for name, module_name, help_text, description in _MODULE_COMMANDS:
+        sub_parser = sub.add_parser(name, help=help_text, description=description)
+        if name == command:
+            module = importlib.import_module(module_name)
+            module.add_arguments(sub_parser)
+            sub_parser.set_defaults(handler=module.run)
     return parser
 
 
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv``: its first word that is not an option."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args, parser) or 0)

@@ -281,8 +281,7 @@ def _traces(results: dict[str, scenarios.MethodResult], case: scenarios.Case, ev
         )  # fmt: skip
     J = case.inv_inertia
     for name, tr in runs:
-        n = scenarios.finite_prefix(tr)
-        tr = scenarios._head(tr, n)
+        tr = tr.take(records=slice(scenarios.finite_prefix(tr)))
         Lw = diagnostics.momentum_world(tr, J)
         norm = diagnostics.momentum_norm(tr, J)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -16,6 +16,11 @@ constraint model of :mod:`tumble.rigid`). Everything is computed in float64 from
 ``(q, L_b, J)``: ``omega_b = J L_b``, ``L_w = R L_b``, ``E = ½ L_b·J L_b``.
 
 Results have shape ``(n, ...)`` (per record) or ``(...)`` (per body), float64.
+
+:func:`score` is the one scorer of a trajectory: the worst errors per body, against the
+exact solution or a given reference, over each body's finite records. ``tumble compare``,
+the lab, sweeps, :func:`tumble.scenarios.score` and :func:`summary` all read it.
+:func:`first_flip_time` finds the first Dzhanibekov flip of recorded runs.
 """
 
 from __future__ import annotations
@@ -23,25 +28,32 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tumble import exact, rotation
 from tumble._errors import InputError
-from tumble._validate import as_float_array, broadcast_leading
+from tumble._validate import as_choice, as_float_array, broadcast_leading
 
 __all__ = [
+    "ATTITUDE_RECORDS",
+    "FLIP_BAND",
     "K_ZERO_RTOL",
     "TrajectoryArrays",
+    "TrajectoryScores",
     "attitude_error",
     "direction_drift",
     "energy",
     "energy_error",
     "energy_factor",
+    "finite_records",
+    "first_flip_time",
     "k_factor",
     "max_energy_error",
     "momentum_body",
     "momentum_drift",
     "momentum_norm",
     "momentum_world",
+    "score",
     "summary",
 ]
 
@@ -55,9 +67,9 @@ K_ZERO_RTOL = 1e-12
 class TrajectoryArrays(NamedTuple):
     """Plain arrays of a trajectory: times ``(n,)``, ``q`` ``(n, ..., 4)``, world ``omega``."""
 
-    t: Any
-    q: Any
-    omega: Any
+    t: ArrayLike
+    q: ArrayLike
+    omega: ArrayLike
 
 
 class _Data(NamedTuple):
@@ -66,10 +78,11 @@ class _Data(NamedTuple):
     L_body: np.ndarray  # (n, *batch, 3)
     J: np.ndarray  # (*batch, 3)
     batch: tuple[int, ...]
+    n_finite: np.ndarray  # (*batch,) int, leading records that are finite
 
 
-def _read(trajectory: Any, inv_inertia: Any) -> _Data:
-    """Validate a trajectory and the inverse moments; float64 arrays broadcast to the batch."""
+def _fields(trajectory: Any, inv_inertia: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """``(t, q, omega, L_body or None, inv_inertia)`` of any accepted trajectory form."""
     if isinstance(trajectory, tuple | list):
         if len(trajectory) != 3:
             raise InputError(
@@ -77,34 +90,35 @@ def _read(trajectory: Any, inv_inertia: Any) -> _Data:
                 f"got a sequence of length {len(trajectory)}"
             )
         t, q, w = trajectory
-        Lb_in = None
-    elif all(hasattr(trajectory, a) for a in ("t", "q", "omega")):
-        t, q, w = trajectory.t, trajectory.q, trajectory.omega
-        Lb_in = getattr(trajectory, "L_body", None)
+        return t, q, w, None, inv_inertia
+    if all(hasattr(trajectory, a) for a in ("t", "q", "omega")):
         if inv_inertia is None:
             inv_inertia = getattr(trajectory, "inv_inertia", None)
-    else:
-        raise InputError(
-            "trajectory: expected an object with attributes t, q, omega (a Trajectory) or "
-            f"a tuple (t, q, omega), got {type(trajectory).__name__}"
-        )
-    if inv_inertia is None:
-        raise InputError("inv_inertia: required (the trajectory does not carry it)")
+        return (
+            trajectory.t, trajectory.q, trajectory.omega, getattr(trajectory, "L_body", None),
+            inv_inertia,
+        )  # fmt: skip
+    raise InputError(
+        "trajectory: expected an object with attributes t, q, omega (a Trajectory) or "
+        f"a tuple (t, q, omega), got {type(trajectory).__name__}"
+    )
+
+
+def _states(
+    t: Any, q: Any, w: Any, L_body: Any, finite: bool
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Times ``(n,)`` and the state arrays by name, float64, validated record index first."""
     t = as_float_array(t, "trajectory.t").astype(np.float64)
     if t.ndim != 1 or t.shape[0] == 0:
         raise InputError(f"trajectory.t: expected shape (n,) with n >= 1, got shape {t.shape}")
     n = t.shape[0]
-    q = as_float_array(q, "trajectory.q", (4,)).astype(np.float64)
-    w = as_float_array(w, "trajectory.omega", (3,)).astype(np.float64)
-    J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)
-    if np.any(J < 0):
-        raise InputError(
-            f"inv_inertia: expected inverse moments >= 0, got minimum {float(np.min(J)):.6g}"
-        )
-    arrays = {"trajectory.q": q, "trajectory.omega": w}
-    if Lb_in is not None:
-        arrays["trajectory.L_body"] = as_float_array(Lb_in, "trajectory.L_body", (3,)).astype(
-            np.float64
+    arrays = {
+        "trajectory.q": as_float_array(q, "trajectory.q", (4,), finite=finite),
+        "trajectory.omega": as_float_array(w, "trajectory.omega", (3,), finite=finite),
+    }
+    if L_body is not None:
+        arrays["trajectory.L_body"] = as_float_array(
+            L_body, "trajectory.L_body", (3,), finite=finite
         )
     for name, a in arrays.items():
         if a.ndim < 2 or a.shape[0] != n:
@@ -112,22 +126,118 @@ def _read(trajectory: Any, inv_inertia: Any) -> _Data:
                 f"{name}: expected the record index first, shape ({n}, ..., {a.shape[-1]}) "
                 f"to match trajectory.t, got shape {a.shape}"
             )
+    return t, {k: a.astype(np.float64) for k, a in arrays.items()}
+
+
+def _leading_finite(arrays: dict[str, np.ndarray], batch: tuple[int, ...]) -> np.ndarray:
+    """Per body, the number of leading records where every state array is finite."""
+    n = next(iter(arrays.values())).shape[0]
+    ok = np.ones((n, *batch), dtype=bool)
+    for a in arrays.values():
+        ok &= np.broadcast_to(np.all(np.isfinite(a), axis=-1), (n, *batch))
+    return np.where(np.all(ok, axis=0), n, np.argmin(ok, axis=0))
+
+
+def _read(trajectory: Any, inv_inertia: Any, finite_prefix: bool = False) -> _Data:
+    """Validate a trajectory and the inverse moments; float64 arrays broadcast to the batch.
+
+    With ``finite_prefix`` the records may stop being finite (a blow-up): ``n_finite``
+    counts each body's leading finite records, and the records after them are replaced by
+    the body's first record, so that they read as valid and the caller can mask them out.
+    """
+    t, q, w, Lb_in, inv_inertia = _fields(trajectory, inv_inertia)
+    if inv_inertia is None:
+        raise InputError("inv_inertia: required (the trajectory does not carry it)")
+    J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)
+    if np.any(J < 0):
+        raise InputError(
+            f"inv_inertia: expected inverse moments >= 0, got minimum {float(np.min(J)):.6g}"
+        )
+    t, arrays = _states(t, q, w, Lb_in, finite=not finite_prefix)
+    n = t.shape[0]
     batch = broadcast_leading(**{k: (a[0], 1) for k, a in arrays.items()}, inv_inertia=(J, 1))
-    q = np.broadcast_to(rotation.unit_quat(q, "trajectory.q"), (n, *batch, 4))
+    n_finite = _leading_finite(arrays, batch) if finite_prefix else np.full(batch, n)
+    if np.any(n_finite == 0):
+        raise InputError("trajectory: the first record is not finite")
+    if np.any(n_finite < n):
+        valid = (np.arange(n).reshape(n, *(1,) * len(batch)) < n_finite)[..., None]
+        full = {k: np.broadcast_to(a, (n, *batch, a.shape[-1])) for k, a in arrays.items()}
+        arrays = {k: np.where(valid, a, a[:1]) for k, a in full.items()}
+    q = np.broadcast_to(rotation.unit_quat(arrays["trajectory.q"], "trajectory.q"), (n, *batch, 4))
     J = np.broadcast_to(J, (*batch, 3))
     if "trajectory.L_body" in arrays:
         Lb = np.broadcast_to(arrays["trajectory.L_body"], (n, *batch, 3))
     else:
-        wb = rotation.quat_rotate(rotation.quat_conjugate(q), w)
+        wb = rotation.quat_rotate(rotation.quat_conjugate(q), arrays["trajectory.omega"])
         Lb = np.divide(wb, J, out=np.zeros(wb.shape), where=J > 0)
-    return _Data(t, q, Lb, J, batch)
+    return _Data(t, q, Lb, J, batch, n_finite)
+
+
+def finite_records(trajectory: Any) -> np.ndarray:
+    """Number of leading records whose state is finite, per body, shape ``(...)`` (int).
+
+    A record counts while its ``q``, ``omega`` and (when the trajectory has it) ``L_body``
+    are all finite: ``n`` for a run that never blew up, else the index of the body's first
+    non-finite record. The state arrays' batches broadcast as everywhere in this module.
+    """
+    t, q, w, L_body, _ = _fields(trajectory, None)
+    _, arrays = _states(t, q, w, L_body, finite=False)
+    return _leading_finite(arrays, broadcast_leading(**{k: (a[0], 1) for k, a in arrays.items()}))
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...i,...i->...", a, b)
 
 
-def momentum_body(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+# Per-record measures of read data, shared by the public functions and by score().
+
+
+def _world(d: _Data) -> np.ndarray:
+    return rotation.quat_rotate(d.q, d.L_body)
+
+
+def _momentum_drift(d: _Data) -> np.ndarray:
+    norm = np.linalg.norm(d.L_body, axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        drift = norm / norm[0] - 1.0
+    return np.where(norm == norm[0], 0.0, drift)
+
+
+def _direction_drift(d: _Data) -> np.ndarray:
+    Lw = _world(d)
+    a, b = Lw, Lw[0]
+    return np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), _dot(a, b))
+
+
+def _energy(d: _Data) -> np.ndarray:
+    return 0.5 * _dot(d.L_body, d.J * d.L_body)
+
+
+def _energy_error(d: _Data) -> np.ndarray:
+    E = _energy(d)
+    E0 = E[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = E / E0 - 1.0
+    return np.where(E0 == 0.0, E - E0, rel)
+
+
+def _exact_q(d: _Data, t: np.ndarray) -> np.ndarray:
+    """Exact torque-free attitudes ``(len(t), *batch, 4)`` from the first record, at ``t``."""
+    nb = int(np.prod(d.batch, dtype=np.int64))
+    q0 = np.ascontiguousarray(d.q[0]).reshape(nb, 4)
+    Lb0 = np.ascontiguousarray(d.L_body[0]).reshape(nb, 3)
+    J = np.ascontiguousarray(d.J).reshape(nb, 3)
+    Lb0 = np.where(J > 0, Lb0, 0.0)
+    w0 = rotation.quat_rotate(q0, J * Lb0)
+    q_exact, _, _ = exact._solve(q0, w0, Lb0, J, t)
+    return q_exact.reshape((t.shape[0], *d.batch, 4))
+
+
+# --------------------------------------------------------------------------------------
+# per-record measures
+
+
+def momentum_body(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Body-frame angular momentum path ``L_b(t)``, shape ``(n, ..., 3)``.
 
     ``L_b = J⁺ Rᵀ omega`` (or the trajectory's ``L_body``). For free motion it moves on
@@ -137,63 +247,52 @@ def momentum_body(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
     return np.array(_read(trajectory, inv_inertia).L_body)
 
 
-def momentum_world(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def momentum_world(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """World-frame angular momentum ``L_w = R L_b``, shape ``(n, ..., 3)`` (constant if free)."""
-    d = _read(trajectory, inv_inertia)
-    return rotation.quat_rotate(d.q, d.L_body)
+    return _world(_read(trajectory, inv_inertia))
 
 
-def momentum_norm(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def momentum_norm(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """``|L|`` per record, shape ``(n, ...)``; frame independent."""
     return np.linalg.norm(_read(trajectory, inv_inertia).L_body, axis=-1)
 
 
-def momentum_drift(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def momentum_drift(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Relative drift of ``|L|``: ``|L(t)| / |L(t0)| - 1``, shape ``(n, ...)``.
 
     0 where ``L(t0) = 0`` and ``L(t) = 0``; ``inf`` where only ``L(t0) = 0``.
     """
-    norm = momentum_norm(trajectory, inv_inertia)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        drift = norm / norm[0] - 1.0
-    return np.where(norm == norm[0], 0.0, drift)
+    return _momentum_drift(_read(trajectory, inv_inertia))
 
 
-def direction_drift(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def direction_drift(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Angle (radians) between the world momentum ``L_w(t)`` and ``L_w(t0)``, ``(n, ...)``.
 
     ``atan2(|a × b|, a·b)``, accurate for small angles; 0 where either vector is zero.
     Free motion conserves the direction, so this measures an integrator's error in it.
     """
-    Lw = momentum_world(trajectory, inv_inertia)
-    a, b = Lw, Lw[0]
-    return np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), _dot(a, b))
+    return _direction_drift(_read(trajectory, inv_inertia))
 
 
-def energy(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def energy(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Kinetic energy ``E = ½ L_b·J L_b = ½ omega·L``, shape ``(n, ...)``."""
-    d = _read(trajectory, inv_inertia)
-    return 0.5 * _dot(d.L_body, d.J * d.L_body)
+    return _energy(_read(trajectory, inv_inertia))
 
 
-def energy_error(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def energy_error(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Relative energy error ``E(t) / E(t0) - 1``, shape ``(n, ...)``.
 
     Where ``E(t0) = 0`` the absolute ``E(t) - E(t0)`` is returned instead (no 0/0).
     """
-    E = energy(trajectory, inv_inertia)
-    E0 = E[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = E / E0 - 1.0
-    return np.where(E0 == 0.0, E - E0, rel)
+    return _energy_error(_read(trajectory, inv_inertia))
 
 
-def max_energy_error(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def max_energy_error(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """``max_t |E(t) / E(t0) - 1|`` per body, shape ``(...)`` (see :func:`energy_error`)."""
     return np.max(np.abs(energy_error(trajectory, inv_inertia)), axis=0)
 
 
-def energy_factor(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def energy_factor(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """The article's energy factor ``J_L = L·JL / |L|² = 2E / |L|²``, shape ``(n, ...)``.
 
     Body frame (``L_b·J L_b``, the same number as ``L_w·J_w L_w``); a Rayleigh quotient of
@@ -209,7 +308,7 @@ def energy_factor(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
     return np.where(LL > 0, JL, 0.0)
 
 
-def k_factor(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def k_factor(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """``J_k = k·Jk / |k|²`` with ``k = omega × L`` (body frame), shape ``(n, ...)``.
 
     For free motion ``dL_b/dt = -k``. Where ``|k| <= K_ZERO_RTOL |omega| |L|`` (steady
@@ -228,7 +327,7 @@ def k_factor(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
     return np.where(zero, JL, Jk)
 
 
-def attitude_error(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
+def attitude_error(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Rotation angle (radians) between ``q(t)`` and the exact torque-free ``q(t)``.
 
     The exact solution (:func:`tumble.exact.torque_free`) starts from the first record
@@ -237,28 +336,290 @@ def attitude_error(trajectory: Any, inv_inertia: Any = None) -> np.ndarray:
     Meaningful only for torque-free runs.
     """
     d = _read(trajectory, inv_inertia)
-    nb = int(np.prod(d.batch, dtype=np.int64))
-    q0 = np.ascontiguousarray(d.q[0]).reshape(nb, 4)
-    Lb0 = np.ascontiguousarray(d.L_body[0]).reshape(nb, 3)
-    J = np.ascontiguousarray(d.J).reshape(nb, 3)
-    Lb0 = np.where(J > 0, Lb0, 0.0)
-    w0 = rotation.quat_rotate(q0, J * Lb0)
-    q_exact, _, _ = exact._solve(q0, w0, Lb0, J, d.t - d.t[0])
-    q_exact = q_exact.reshape(d.q.shape)
-    return np.asarray(rotation.rotation_angle(d.q, q_exact))
+    return np.asarray(rotation.rotation_angle(d.q, _exact_q(d, d.t - d.t[0])))
 
 
-def summary(trajectory: Any, inv_inertia: Any = None) -> dict[str, np.ndarray]:
-    """Worst values over the records, per body: the numbers of ``tumble compare``.
+# --------------------------------------------------------------------------------------
+# scores: worst values per body
+
+
+class TrajectoryScores(NamedTuple):
+    """Worst values of a trajectory's error measures, per body (what :func:`score` returns).
+
+    Every field is a float64 array of the trajectory's batch shape ``(...)`` (0-d for one
+    body). Maxima run over each body's finite records ``k < n_b`` (all records unless it
+    blew up).
+
+    Attributes
+    ----------
+    energy_error : ndarray
+        ``max_k |E_k/E_0 - 1|`` (:func:`energy_error`).
+    momentum_drift : ndarray
+        ``max_k | |L_k|/|L_0| - 1 |`` (:func:`momentum_drift`).
+    direction_drift : ndarray
+        ``max_k`` angle of world ``L_k`` from ``L_0``, radians (:func:`direction_drift`).
+    attitude_error_end : ndarray
+        Angle between ``q_k`` and the reference attitude at the last finite record
+        ``k = n_b - 1``, radians.
+    attitude_error_max : ndarray
+        ``max_k`` of that angle; ``nan`` when :func:`score` was asked for the end only.
+    diverged_at : ndarray
+        ``t_{n_b}``, the time of the body's first non-finite record; ``nan`` if none.
+    """
+
+    energy_error: np.ndarray
+    momentum_drift: np.ndarray
+    direction_drift: np.ndarray
+    attitude_error_end: np.ndarray
+    attitude_error_max: np.ndarray
+    diverged_at: np.ndarray
+
+
+ATTITUDE_RECORDS = ("all", "end")
+"""What :func:`score` compares with the reference attitude: every record or the last one."""
+
+
+def score(
+    trajectory: Any,
+    inv_inertia: ArrayLike | None = None,
+    reference: Any = None,
+    attitude: str = "all",
+) -> TrajectoryScores:
+    """Score a trajectory of any batch of bodies against a reference: worst errors per body.
+
+    With ``n_b`` the number of leading records of body ``b`` whose ``q``, ``omega`` (and
+    ``L_body``) are finite (all ``n`` unless the run blew up), the scores are
+
+    * ``energy_error = max_{k<n_b} |E_k/E_0 - 1|``, ``E = ½ L_b·J L_b``;
+    * ``momentum_drift = max_{k<n_b} | |L_k|/|L_0| - 1 |`` (any frame);
+    * ``direction_drift = max_{k<n_b} atan2(|L_w,k × L_w,0|, L_w,k·L_w,0)``, world frame;
+    * ``attitude_error_end = θ_{n_b-1}`` and ``attitude_error_max = max_{k<n_b} θ_k`` with
+      ``θ_k`` the angle between ``q_k`` and the reference attitude (double-cover aware,
+      :func:`tumble.rotation.rotation_angle`);
+    * ``diverged_at = t_{n_b}`` (``nan`` when ``n_b = n``).
+
+    Parameters
+    ----------
+    trajectory : Trajectory, object with ``t``, ``q``, ``omega``, or tuple ``(t, q, omega)``
+        Records ``t`` ``(n,)``, ``q`` ``(n, ..., 4)``, world ``omega`` ``(n, ..., 3)`` and
+        optionally ``L_body`` ``(n, ..., 3)`` (module docstring). Records after a body's
+        first non-finite one are left out of its scores; its first record must be finite.
+    inv_inertia : array_like, shape (..., 3), optional
+        Principal inverse moments, broadcast against the batch; required unless the
+        trajectory carries them.
+    reference : Trajectory or array_like, shape (n, ..., 4), optional
+        Reference attitudes at the records (a Trajectory: its ``q``), batch broadcast
+        against the trajectory's, for example one exact solution shared by many methods.
+        Default: the exact torque-free motion (:func:`tumble.exact.torque_free`) from each
+        body's first record ``(q_0, L_b,0)``, at ``t - t_0``.
+    attitude : {"all", "end"}, optional
+        ``"end"`` compares only the last finite record (``attitude_error_max`` is then
+        ``nan``): one exact evaluation per body instead of one per record.
+
+    Returns
+    -------
+    TrajectoryScores
+        Arrays of the batch shape ``(...)``, float64.
+
+    Raises
+    ------
+    InputError
+        Bad trajectory, inverse moments or reference (named), or a first record that is not
+        finite.
+    """
+    mode = as_choice(attitude, "attitude", ATTITUDE_RECORDS)
+    return _score(_read(trajectory, inv_inertia, finite_prefix=True), trajectory, reference, mode)
+
+
+def summary(trajectory: Any, inv_inertia: ArrayLike | None = None) -> dict[str, np.ndarray]:
+    """Worst values over the records, per body: :func:`score` for finite trajectories.
 
     Returns a dict of arrays of shape ``(...)``: ``"energy_error"`` (max relative energy
     error), ``"momentum_drift"`` (max ``| |L|/|L0| - 1 |``), ``"direction_drift"`` (max
     angle of ``L_w`` from ``L_w(t0)``, radians) and ``"attitude_error"`` (max angle from the
-    exact solution, radians).
+    exact solution, radians). Unlike :func:`score`, every record must be finite.
     """
+    s = _score(_read(trajectory, inv_inertia), trajectory, None, "all")
     return {
-        "energy_error": max_energy_error(trajectory, inv_inertia),
-        "momentum_drift": np.max(np.abs(momentum_drift(trajectory, inv_inertia)), axis=0),
-        "direction_drift": np.max(direction_drift(trajectory, inv_inertia), axis=0),
-        "attitude_error": np.max(attitude_error(trajectory, inv_inertia), axis=0),
+        "energy_error": s.energy_error,
+        "momentum_drift": s.momentum_drift,
+        "direction_drift": s.direction_drift,
+        "attitude_error": s.attitude_error_max,
     }
+
+
+def _score(d: _Data, trajectory: Any, reference: Any, mode: str) -> TrajectoryScores:
+    n = d.t.shape[0]
+    valid = np.arange(n).reshape(n, *(1,) * len(d.batch)) < d.n_finite
+    last = d.n_finite - 1
+    if reference is None:
+        q = d.q
+    else:
+        # The trajectory's own q rather than the normalised d.q: rotation_angle is scale
+        # invariant, and these are the numbers scenarios.score has always given.
+        raw = as_float_array(_fields(trajectory, d.J)[1], "trajectory.q", (4,), finite=False)
+        q = np.broadcast_to(raw, d.q.shape)
+    if mode == "all":
+        if reference is None:
+            q_ref = _exact_q(d, d.t - d.t[0])
+        else:
+            q_ref = _reference(reference, n, d.batch)
+        theta = _angles(q, q_ref, valid)
+        attitude_end, attitude_max = _at(theta, last), _worst(theta, valid)
+    else:
+        if reference is None:
+            # Exact attitudes at the few distinct end times only, then each body's own.
+            ends, which = np.unique(d.t[last] - d.t[0], return_inverse=True)
+            at_ends = _exact_q(d, ends)
+            q_end = np.take_along_axis(at_ends, which.reshape(1, *d.batch, 1), axis=0)[0]
+        else:
+            q_end = _at(_reference(reference, n, d.batch), last)
+        attitude_end = np.asarray(rotation.rotation_angle(_at(q, last), q_end))
+        attitude_max = np.full(d.batch, np.nan)
+    return TrajectoryScores(
+        energy_error=_worst(np.abs(_energy_error(d)), valid),
+        momentum_drift=_worst(np.abs(_momentum_drift(d)), valid),
+        direction_drift=_worst(_direction_drift(d), valid),
+        attitude_error_end=np.asarray(attitude_end, dtype=np.float64),
+        attitude_error_max=attitude_max,
+        diverged_at=np.where(d.n_finite < n, d.t[np.minimum(d.n_finite, n - 1)], np.nan),
+    )
+
+
+def _reference(reference: Any, n: int, batch: tuple[int, ...]) -> np.ndarray:
+    """Reference attitudes ``(n, *batch, 4)`` from a Trajectory or quaternions."""
+    q = as_float_array(getattr(reference, "q", reference), "reference", (4,), finite=False)
+    rb = q.shape[1:-1]
+    if q.ndim < 2 or q.shape[0] != n or len(rb) > len(batch):
+        raise InputError(
+            f"reference: expected shape ({n}, ..., 4), one attitude per record with a batch "
+            f"that broadcasts to {batch}, got shape {q.shape}"
+        )
+    aligned = q.reshape(n, *(1,) * (len(batch) - len(rb)), *rb, 4)
+    try:
+        return np.broadcast_to(aligned, (n, *batch, 4))
+    except ValueError:
+        raise InputError(
+            f"reference: expected a batch that broadcasts to {batch}, got shape {q.shape}"
+        ) from None
+
+
+def _angles(q: np.ndarray, q_ref: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Rotation angles ``(n, *batch)`` on the valid records, ``nan`` elsewhere."""
+    if np.all(valid):
+        return np.asarray(rotation.rotation_angle(q, q_ref))
+    theta = np.full(valid.shape, np.nan)
+    theta[valid] = rotation.rotation_angle(q[valid], q_ref[valid])
+    return theta
+
+
+def _at(x: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``x[k_b, b]`` per body: ``x`` ``(n, *batch, ...)``, ``k`` ``(*batch,)`` record indices."""
+    index = k.reshape(1, *k.shape, *(1,) * (x.ndim - 1 - k.ndim))
+    return np.take_along_axis(x, index, axis=0)[0]
+
+
+def _worst(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Largest value over the valid records, per body: ``(n, *batch)`` -> ``(*batch,)``."""
+    if np.all(valid):
+        return np.max(x, axis=0)
+    return np.max(np.where(valid, x, -np.inf), axis=0)
+
+
+# --------------------------------------------------------------------------------------
+# flips
+
+#: Hysteresis band of :func:`first_flip_time`, as a fraction of ``|L|``: far above the
+#: round-off of ``L_b`` (1e-16) and small enough that orbits with a median-axis amplitude
+#: of 0.1 % of ``|L|`` (energy fractions down to about 1e-6 of the distance to the
+#: separatrix) still flip.
+FLIP_BAND = 1e-3
+
+
+def first_flip_time(
+    t: ArrayLike, L_body: ArrayLike, inv_inertia: ArrayLike, band: float = FLIP_BAND
+) -> np.ndarray:
+    """Time of the first Dzhanibekov flip of recorded torque-free trajectories.
+
+    **What a flip is.** Let ``m`` be the body axis of the median inverse moment (ties keep
+    the axis order) and ``x(t) = L_b,m(t) / |L_b(t0)|`` the body-frame angular momentum
+    along it. In both circulation regimes of the free motion (about the axis of smallest or
+    of largest ``J``) ``x`` is proportional to ``sn(u0 + ω_p t)``: ``L_b`` crosses the
+    plane ``L_b,m = 0`` (the body plane of the two stable axes) twice per body period ``T``
+    (:func:`tumble.exact.body_period`), every ``T/2``. Near the separatrix it dwells close
+    to ``±e_m`` and then swings quickly to the other side: that swing is the flip of the
+    Dzhanibekov effect, and its zero crossing is its time.
+
+    **Detection**, robust to round-off around ``x = 0`` and to steady spins: with ``s`` the
+    sign of ``x`` at the first record where ``|x| >= band``, a flip is complete at the first
+    later record where ``s x <= -band``. The flip time is the zero of ``x`` just before it,
+    the root of the cubic Hermite interpolant of ``x`` between the last record with
+    ``s x > 0`` and the next one, with the torque-free slopes ``dL_b/dt = L_b × J L_b`` at
+    both records: error ``O(h⁴)`` in the record spacing ``h`` for a smooth path, bisected to
+    round-off on the cubic. A body that starts on the plane (``x(t0) = 0``) therefore first
+    flips at ``t0 + T/2`` exactly.
+
+    Parameters
+    ----------
+    t : array_like, shape (n,)
+        Record times, increasing.
+    L_body : array_like, shape (n, b, 3)
+        Body-frame angular momentum per record and body (non-finite records are allowed
+        after a blow-up: nothing after them is a flip).
+    inv_inertia : array_like, shape (b, 3)
+        Principal inverse moments.
+    band : float, optional
+        Hysteresis band as a fraction of ``|L_b(t0)|``.
+
+    Returns
+    -------
+    ndarray, shape (b,)
+        Flip times; ``nan`` where no flip completes within the records (a steady spin, a
+        spherical body, the separatrix, or a run too short), which a caller comparing with
+        the exact motion reads against its ``T/2`` (``inf`` when that never flips).
+    """
+    tt = np.asarray(t, dtype=np.float64)
+    L = np.asarray(L_body, dtype=np.float64)
+    J = np.asarray(inv_inertia, dtype=np.float64)
+    n, nb = L.shape[0], L.shape[1]
+    cols = np.arange(nb)
+    mid = np.argsort(J, axis=-1, kind="stable")[:, 1]
+    norm0 = np.linalg.norm(L[0], axis=-1)
+    with np.errstate(all="ignore"):
+        x = L[:, cols, mid] / norm0
+        dx = np.cross(L, J * L)[:, cols, mid] / norm0
+        rec = np.arange(n)[:, None]
+        big = np.abs(x) >= band
+        a = np.argmax(big, axis=0)
+        s = np.sign(x[a, cols])
+        after = (s * x <= -band) & (rec > a)
+        k = np.argmax(after, axis=0)
+        positive = (s * x > 0) & (rec < k)
+    j = n - 1 - np.argmax(positive[::-1], axis=0)
+    found = big.any(axis=0) & after.any(axis=0)
+    out = np.full(nb, np.nan)
+    if not np.any(found):
+        return out
+    b = cols[found]
+    j = j[found]
+    h = tt[j + 1] - tt[j]
+    x0, x1 = x[j, b] * s[b], x[j + 1, b] * s[b]
+    m0, m1 = dx[j, b] * s[b] * h, dx[j + 1, b] * s[b] * h
+    lo, hi = np.zeros(b.size), np.ones(b.size)
+    # p(0) = x0 > 0 >= p(1) = x1: bisection keeps the sign change inside [lo, hi]. A run that
+    # is blowing up may overflow p; its sign still steers the bisection.
+    with np.errstate(all="ignore"):
+        for _ in range(60):
+            tau = 0.5 * (lo + hi)
+            t2, t3 = tau * tau, tau * tau * tau
+            p = (
+                (2 * t3 - 3 * t2 + 1) * x0
+                + (t3 - 2 * t2 + tau) * m0
+                + (-2 * t3 + 3 * t2) * x1
+                + (t3 - t2) * m1
+            )
+            pos = p > 0
+            lo = np.where(pos, tau, lo)
+            hi = np.where(pos, hi, tau)
+    out[b] = tt[j] + 0.5 * (lo + hi) * h
+    return out

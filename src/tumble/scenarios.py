@@ -36,8 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from tumble import diagnostics, rigid, rotation
+from tumble import diagnostics, rigid
 from tumble._errors import InputError
 from tumble._kernels.dispatch import single_thread
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar
@@ -155,9 +156,7 @@ def _inverse_moments(inv_inertia: Any) -> np.ndarray:
 def _timing(period: float, steps_per_rotation: Any, rotations: Any) -> tuple[float, int]:
     n = as_int(steps_per_rotation, "steps_per_rotation", minimum=1)
     if n > MAX_STEPS_PER_ROTATION:
-        raise InputError(
-            f"steps_per_rotation: expected at most {MAX_STEPS_PER_ROTATION}, got {n}"
-        )
+        raise InputError(f"steps_per_rotation: expected at most {MAX_STEPS_PER_ROTATION}, got {n}")
     r = as_scalar(rotations, "rotations", nonnegative=True)
     if r > MAX_ROTATIONS:
         raise InputError(f"rotations: expected at most {MAX_ROTATIONS:g}, got {r:g}")
@@ -299,30 +298,20 @@ class MethodResult:
 
 
 def finite_prefix(tr: rigid.Trajectory) -> int:
-    """Number of leading records whose state is finite."""
-    ok = (
-        np.all(np.isfinite(tr.q), axis=-1)
-        & np.all(np.isfinite(tr.L_body), axis=-1)
-        & np.all(np.isfinite(tr.omega), axis=-1)
-    )
-    bad = np.flatnonzero(~ok)
-    return int(bad[0]) if bad.size else ok.shape[0]
+    """Number of leading records of a one-body trajectory whose state is finite.
 
-
-def _head(tr: rigid.Trajectory, n: int) -> rigid.Trajectory:
-    return rigid.Trajectory(
-        t=tr.t[:n], q=tr.q[:n], omega=tr.omega[:n], L=tr.L[:n], L_body=tr.L_body[:n],
-        energy=tr.energy[:n],
-    )  # fmt: skip
+    :func:`tumble.diagnostics.finite_records` of ``tr``, as an int.
+    """
+    return int(diagnostics.finite_records(tr))
 
 
 def score(
     trajectory: rigid.Trajectory,
-    inv_inertia: Any,
+    inv_inertia: ArrayLike,
     ns_per_step: float = math.nan,
-    reference_q: Any = None,
+    reference_q: ArrayLike | None = None,
 ) -> Scores:
-    """Score a torque-free single-body trajectory with :mod:`tumble.diagnostics`.
+    """Score a torque-free single-body trajectory: :func:`tumble.diagnostics.score`.
 
     Parameters
     ----------
@@ -343,29 +332,24 @@ def score(
         the time of that record is reported in ``diverged_at``.
     """
     J = _inverse_moments(inv_inertia)
-    n = finite_prefix(trajectory)
-    if n == 0:
-        raise InputError("trajectory: the first record is not finite")
-    diverged = None if n == trajectory.t.shape[0] else float(trajectory.t[n])
-    tr = _head(trajectory, n) if diverged is not None else trajectory
-    if reference_q is None:
-        attitude = diagnostics.attitude_error(tr, J)
-    else:
+    if reference_q is not None:
         q_ref = as_float_array(reference_q, "reference_q", (4,))
-        if q_ref.shape != trajectory.q.shape:
+        if q_ref.shape != np.shape(trajectory.q):
             raise InputError(
-                f"reference_q: expected shape {trajectory.q.shape} (one quaternion per "
+                f"reference_q: expected shape {np.shape(trajectory.q)} (one quaternion per "
                 f"record), got shape {q_ref.shape}"
             )
-        attitude = np.asarray(rotation.rotation_angle(tr.q, q_ref[:n]))
+        reference_q = q_ref
+    s = diagnostics.score(trajectory, J, reference_q)
+    diverged = float(s.diverged_at)
     return Scores(
-        energy_error=float(diagnostics.max_energy_error(tr, J)),
-        momentum_drift=float(np.max(np.abs(diagnostics.momentum_drift(tr, J)))),
-        direction_drift=float(np.max(diagnostics.direction_drift(tr, J))),
-        attitude_error_end=float(attitude[-1]),
-        attitude_error_max=float(np.max(attitude)),
+        energy_error=float(s.energy_error),
+        momentum_drift=float(s.momentum_drift),
+        direction_drift=float(s.direction_drift),
+        attitude_error_end=float(s.attitude_error_end),
+        attitude_error_max=float(s.attitude_error_max),
         ns_per_step=ns_per_step,
-        diverged_at=diverged,
+        diverged_at=None if math.isnan(diverged) else diverged,
     )
 
 

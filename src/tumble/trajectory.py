@@ -7,7 +7,9 @@ read. It holds arrays with the record index first and any batch of bodies after 
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,3 +42,31 @@ class Trajectory:
     L: np.ndarray
     L_body: np.ndarray
     energy: np.ndarray
+
+    def take(self, records: Any = slice(None), bodies: Any = slice(None)) -> Trajectory:
+        """The sub-trajectory of some records and some bodies.
+
+        ``records`` indexes the record axis: a slice (``slice(n)``: the first ``n``
+        records), an integer array, a boolean mask of length ``n_records``, or an int,
+        which keeps the record axis with that one record (a trajectory always has it).
+        ``bodies`` indexes the batch axes as NumPy does after the record axis: an int (one
+        body: its batch axis goes away), a slice, an integer array, a boolean mask, or a
+        tuple of those for several batch axes. The two are applied one after the other,
+        so integer arrays for both select their product, not pairs.
+
+        Returns
+        -------
+        Trajectory
+            ``t`` of shape ``(n_taken,)``, ``q`` of shape ``(n_taken, *batch_taken, 4)``
+            and so on; views where NumPy indexing gives views.
+        """
+        if not isinstance(records, slice) and np.ndim(records) == 0:
+            records = [operator.index(records)]
+        index = (slice(None), *(bodies if isinstance(bodies, tuple) else (bodies,)))
+        return Trajectory(
+            t=self.t[records],
+            **{
+                name: getattr(self, name)[records][index]
+                for name in ("q", "omega", "L", "L_body", "energy")
+            },
+        )

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from tumble import rigid, sweep
+from tumble import rigid
 from tumble._errors import InputError
 from tumble._validate import as_choice
+from tumble.sweep import dataset, task
 
 __all__ = ["AXES", "REDUCERS", "add_arguments", "heat_maps", "plot", "run"]
 
@@ -60,7 +61,7 @@ def heat_maps(
     x, y : str
         Axes, from :data:`AXES`, different.
     scores : sequence of str
-        Columns from :data:`tumble.sweep.SCORE_COLUMNS`.
+        Columns from :data:`tumble.task.SCORE_COLUMNS`.
     reduce : str
         Key of :data:`REDUCERS`.
 
@@ -77,7 +78,7 @@ def heat_maps(
     if x == y:
         raise InputError(f"y: expected an axis other than x, got {y!r} for both")
     for s in scores:
-        as_choice(s, "score", sweep.SCORE_COLUMNS)
+        as_choice(s, "score", task.SCORE_COLUMNS)
     fold = REDUCERS[as_choice(reduce, "reduce", tuple(REDUCERS))]
     if table.num_rows == 0:
         raise InputError("table: the dataset has no rows")
@@ -138,8 +139,8 @@ def plot(
     target = Path(file)
     if target.suffix.lower() not in FORMATS:
         raise InputError(f"file: expected a .png or .html name, got {str(file)!r}")
-    chosen = list(sweep.SCORE_COLUMNS if scores is None else scores)
-    methods, xs, ys, grids = heat_maps(sweep.read_results(out), x, y, chosen, reduce)
+    chosen = list(task.SCORE_COLUMNS if scores is None else scores)
+    methods, xs, ys, grids = heat_maps(dataset.read_results(out), x, y, chosen, reduce)
     if target.suffix.lower() == ".png":
         _png(target, x, y, chosen, methods, xs, ys, grids, reduce)
     else:
@@ -241,11 +242,11 @@ def _html(
 
 def _score_list(text: str) -> list[str]:
     names = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [n for n in names if n not in sweep.SCORE_COLUMNS]
+    unknown = [n for n in names if n not in task.SCORE_COLUMNS]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             f"unknown score {', '.join(map(repr, unknown)) or repr(text)}; choose from "
-            + ", ".join(sweep.SCORE_COLUMNS)
+            + ", ".join(task.SCORE_COLUMNS)
         )
     return list(dict.fromkeys(names))
 
@@ -260,7 +261,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--y", choices=AXES, default="energy", help="vertical axis (%(default)s)")
     parser.add_argument(
         "--score", type=_score_list, metavar="S,...",
-        help="scores to draw, one row each (default: all): " + ", ".join(sweep.SCORE_COLUMNS),
+        help="scores to draw, one row each (default: all): " + ", ".join(task.SCORE_COLUMNS),
     )  # fmt: skip
     parser.add_argument(
         "--reduce", choices=tuple(REDUCERS), default="max",

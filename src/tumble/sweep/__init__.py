@@ -1,0 +1,57 @@
+"""Parameter sweeps of the rigid-body integrators on Dask: ``tumble sweep``.
+
+A sweep scores every chosen method on every case of a grid against the exact solution and
+writes one row per case to a Parquet dataset (``docs/sweep.md``). One module per concern:
+
+* :mod:`tumble.sweep.grid`: the cases (:func:`build_grid`, :class:`SweepCase`) and their
+  cutting into tasks (:func:`split_tasks`);
+* :mod:`tumble.sweep.task`: running and scoring a task's cases on a worker
+  (:func:`run_task`; the score columns :data:`SCORE_COLUMNS`);
+* :mod:`tumble.sweep.dataset`: the Parquet files, resuming and reading
+  (:func:`completed_case_ids`, :func:`read_results`);
+* :mod:`tumble.sweep.cluster`: Dask, a local cluster or an existing one (:func:`run_sweep`,
+  :func:`local_cluster`);
+* :mod:`tumble.sweep.cli`: the ``tumble sweep`` command (:func:`add_arguments`, :func:`run`);
+* :mod:`tumble.sweep.plot`: the heat maps of ``tumble sweep-plot`` (imported on its own).
+
+The names below are re-exported here, the package's public surface; the flip detector is
+physics and lives in :mod:`tumble.diagnostics` (:func:`first_flip_time`, :data:`FLIP_BAND`).
+"""
+
+from tumble.diagnostics import FLIP_BAND, first_flip_time
+from tumble.sweep.cli import add_arguments, run
+from tumble.sweep.cluster import (
+    DEFAULT_RETRIES,
+    DEFAULT_TASK_SIZE,
+    SweepError,
+    SweepSummary,
+    local_cluster,
+    run_sweep,
+)
+from tumble.sweep.dataset import completed_case_ids, read_results
+from tumble.sweep.grid import GRID_COLUMNS, SCHEMA_VERSION, SweepCase, build_grid, split_tasks
+from tumble.sweep.task import BODY_RECORDS_PER_CALL, COLUMNS, SCORE_COLUMNS, run_task
+
+__all__ = [
+    "BODY_RECORDS_PER_CALL",
+    "COLUMNS",
+    "DEFAULT_RETRIES",
+    "DEFAULT_TASK_SIZE",
+    "FLIP_BAND",
+    "GRID_COLUMNS",
+    "SCHEMA_VERSION",
+    "SCORE_COLUMNS",
+    "SweepCase",
+    "SweepError",
+    "SweepSummary",
+    "add_arguments",
+    "build_grid",
+    "completed_case_ids",
+    "first_flip_time",
+    "local_cluster",
+    "read_results",
+    "run",
+    "run_sweep",
+    "run_task",
+    "split_tasks",
+]

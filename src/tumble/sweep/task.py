@@ -1,0 +1,163 @@
+"""One task of a sweep: run a list of cases and score them, on a Dask worker.
+
+A task (:func:`run_task`, one numba thread) runs each group of its cases with equal
+``(method, dt, steps)`` as **one** batched :func:`tumble.rigid.simulate` call (split only
+to bound memory, :data:`BODY_RECORDS_PER_CALL`), recording every step, and scores the batch
+with :func:`tumble.diagnostics.score` and :func:`tumble.diagnostics.first_flip_time`.
+
+Scores (columns of the dataset, ``docs/sweep.md`` lists the whole schema):
+
+* ``energy_error``: ``max |E/E0 - 1|`` over the records;
+* ``momentum_drift``: ``max | |L|/|L0| - 1 |``;
+* ``direction_drift``: largest angle of world ``L`` from its start, radians;
+* ``attitude_error_end``: angle from the exact solution at the end, radians (the exact
+  solution evaluated at the last record only);
+* ``flip_time``, ``flip_time_exact``, ``flip_time_error``: the first Dzhanibekov flip of
+  the method (:func:`tumble.diagnostics.first_flip_time`), of the exact motion, and
+  ``flip_time / flip_time_exact - 1``;
+* ``ns_per_step``: wall time per body-step of the batch's stepping (best of two
+  ``simulate`` calls recording only the ends, one thread);
+* ``diverged_at``: time of the first non-finite record, ``nan`` if none (the other scores
+  then cover the records before it, as in :func:`tumble.scenarios.score`).
+
+**The exact first flip.** Sweep cases start with ``L_b,m = 0`` (``L_b`` in the plane of the
+smallest and largest inverse moments, see :meth:`tumble.sweep.grid.SweepCase.build`), so
+the exact motion first flips at ``T/2`` with ``T`` from :func:`tumble.exact.body_period`.
+It never flips (``inf``) on the separatrix, where ``T`` is infinite, and when the exact
+amplitude of ``L_b,m/|L|`` is below the detector's band (a steady spin, a spherical body).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from tumble import diagnostics, exact, rigid, rotation, scenarios
+from tumble._kernels.dispatch import single_thread
+from tumble.sweep import grid
+
+__all__ = ["BODY_RECORDS_PER_CALL", "CASE_COLUMNS", "COLUMNS", "SCORE_COLUMNS", "run_task"]
+
+#: Upper bound on bodies × records per ``simulate`` call inside a task: the trajectory
+#: takes 112 bytes per body-record and the diagnostics a few times more, so this keeps a
+#: task below a few hundred MB whatever the run length.
+BODY_RECORDS_PER_CALL = 250_000
+
+SCORE_COLUMNS = (
+    "energy_error",
+    "momentum_drift",
+    "direction_drift",
+    "attitude_error_end",
+    "flip_time",
+    "flip_time_exact",
+    "flip_time_error",
+    "ns_per_step",
+    "diverged_at",
+)
+"""Score columns (module docstring)."""
+
+CASE_COLUMNS = ("j1", "j2", "j3", "dt", "steps", "period")
+"""The initial-value problem a case ran: inverse moments, time step, steps, period."""
+
+COLUMNS = ("case_id", *grid.GRID_COLUMNS, *CASE_COLUMNS, *SCORE_COLUMNS)
+"""Every column of a row, in order."""
+
+
+def _exact_flip_time(q0: np.ndarray, omega0: np.ndarray, J: np.ndarray, band: float) -> np.ndarray:
+    """``T/2`` (:func:`tumble.exact.body_period`) for bodies starting with ``L_b,m = 0``.
+
+    ``inf`` where the exact amplitude of ``L_b,m/|L|`` is below ``band`` (it never flips):
+    with ``J_a <= J_b <= J_c`` and ``J_L = L·JL/|L|²``, the amplitude is
+    ``√((J_L - J_a)/(J_b - J_a))`` when ``J_L <= J_b`` (circulation about the axis of
+    smallest ``J``) and ``√((J_c - J_L)/(J_c - J_b))`` otherwise, from the two invariants
+    at the turning point where ``L_b`` lies in the plane of ``e_m`` and the circulation axis.
+    """
+    Lb = rotation.quat_rotate(rotation.quat_conjugate(q0), omega0) / J
+    JL = np.einsum("bi,bi->b", Lb, J * Lb) / np.einsum("bi,bi->b", Lb, Lb)
+    Ja, Jb, Jc = np.sort(J, axis=-1).T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        amp2 = np.where(Jb >= JL, (JL - Ja) / (Jb - Ja), (Jc - JL) / (Jc - Jb))
+    flips = np.nan_to_num(amp2, nan=0.0) >= band * band
+    T = np.asarray(exact.body_period(q0, omega0, J), dtype=np.float64).reshape(-1)
+    return np.where(flips, 0.5 * T, math.inf)
+
+
+def _score_batch(method: str, cases: Sequence[scenarios.Case]) -> dict[str, np.ndarray]:
+    """Run ``cases`` (equal ``dt`` and ``steps``) as one ``simulate`` call and score them."""
+    dt, steps = cases[0].dt, cases[0].steps
+    q = np.array([c.q0 for c in cases])
+    w = np.array([c.omega0 for c in cases])
+    J = np.array([c.inv_inertia for c in cases])
+    nb = len(cases)
+    start = time.perf_counter()
+    # A blow-up is scored (on the records before it), not warned about.
+    tr = rigid.simulate(q, w, J, dt, steps, method, on_divergence="ignore")
+    per_step = (time.perf_counter() - start) / (nb * steps)
+    if method != "exact":
+        # Stepping cost alone, the better of two runs. "exact" evaluates the closed form
+        # per record, so its cost is per evaluation, from the run above.
+        per_step = scenarios.stepping_time(q, w, J, dt, steps, method, runs=2)
+    scores = diagnostics.score(tr, J, attitude="end")
+    flip = diagnostics.first_flip_time(tr.t, tr.L_body, J)
+    flip_exact = _exact_flip_time(q, w, J, diagnostics.FLIP_BAND)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        flip_error = flip / flip_exact - 1.0
+    return {
+        "energy_error": scores.energy_error,
+        "momentum_drift": scores.momentum_drift,
+        "direction_drift": scores.direction_drift,
+        "attitude_error_end": scores.attitude_error_end,
+        "flip_time": flip,
+        "flip_time_exact": flip_exact,
+        "flip_time_error": flip_error,
+        "ns_per_step": np.full(nb, per_step * 1e9),
+        "diverged_at": scores.diverged_at,
+    }
+
+
+def _batches(built: list[tuple[int, scenarios.Case]]) -> Iterator[list[tuple[int, scenarios.Case]]]:
+    """Consecutive runs of equal ``(dt, steps)``, at most :data:`BODY_RECORDS_PER_CALL`."""
+    for _, group in itertools.groupby(built, key=lambda ic: (ic[1].dt, ic[1].steps)):
+        members = list(group)
+        size = max(1, BODY_RECORDS_PER_CALL // (members[0][1].steps + 1))
+        for i in range(0, len(members), size):
+            yield members[i : i + size]
+
+
+def run_task(cases: Sequence[grid.SweepCase]) -> dict[str, list[Any]]:
+    """Run and score a task's cases (on a Dask worker): one row per case, in their order.
+
+    Cases sharing a method, ``dt`` and step count run as one batched
+    :func:`tumble.rigid.simulate` call on one numba thread (workers are one process per
+    core). A pure function of ``cases``, so Dask may rerun it anywhere.
+
+    Returns
+    -------
+    dict
+        ``{column: list}`` with the columns :data:`COLUMNS`.
+    """
+    rows: list[dict[str, Any]] = [{} for _ in cases]
+    with single_thread():
+        for method, group in itertools.groupby(enumerate(cases), key=lambda ic: ic[1].method):
+            built = [(i, c.build()) for i, c in group]
+            built.sort(key=lambda ic: (ic[1].dt, ic[1].steps))
+            for batch in _batches(built):
+                scores = _score_batch(method, [c for _, c in batch])
+                for k, (i, case) in enumerate(batch):
+                    rows[i] = {
+                        "case_id": cases[i].case_id,
+                        **cases[i].grid_values(),
+                        "j1": float(case.inv_inertia[0]),
+                        "j2": float(case.inv_inertia[1]),
+                        "j3": float(case.inv_inertia[2]),
+                        "dt": case.dt,
+                        "steps": case.steps,
+                        "period": case.period,
+                        **{name: float(v[k]) for name, v in scores.items()},
+                    }
+    return {name: [r[name] for r in rows] for name in COLUMNS}

@@ -1,0 +1,72 @@
+"""tumble.sweep.plot and `tumble sweep-plot`: heat maps of a sweep's scores."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from sweep_cases import dataset_rows
+
+from tumble import InputError, sweep
+from tumble.cli import main
+from tumble.sweep import plot as sweep_plot
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--x", "nope"], "--x"),
+        (["--x", "energy", "--y", "energy"], "--y"),
+        (["--score", "nope"], "--score"),
+        (["--out", "figure.txt"], "--out"),
+    ],
+)
+def test_sweep_plot_bad_arguments_exit_2_with_one_line(capsys, small_sweep, argv, message):
+    out, _ = small_sweep
+    with pytest.raises(SystemExit) as exc:
+        main(["sweep-plot", str(out), *argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1, err
+    assert errors[0].startswith("tumble sweep-plot: error:")
+    assert message in errors[0]
+
+
+def test_sweep_plot_missing_folder_exits_2(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        main(["sweep-plot", str(tmp_path / "none")])
+    assert exc.value.code == 2
+    assert "DIR" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suffix", [".png", ".html"])
+def test_sweep_plot_writes_png_and_html(small_sweep, tmp_path, capsys, suffix):
+    out, _ = small_sweep
+    target = tmp_path / f"maps{suffix}"
+    argv = ["sweep-plot", str(out), "--x", "median_j", "--y", "energy",
+            "--score", "energy_error,flip_time_error", "--out", str(target)]  # fmt: skip
+    assert main(argv) == 0
+    assert f"wrote {target}" in capsys.readouterr().out
+    data = target.read_bytes()
+    if suffix == ".png":
+        assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    else:
+        assert b"plotly" in data
+        assert b"energy_error" in data
+
+
+def test_heat_map_cells_reduce_the_other_axes(small_sweep):
+    out, _ = small_sweep
+    table = sweep.read_results(out)
+    methods, xs, ys, grids = sweep_plot.heat_maps(table, "median_j", "energy", ["energy_error"])
+    assert "jolt" in methods
+    assert xs == [0.2, 0.8]
+    assert ys == [0.0, 0.1, 0.5, 0.9]
+    rows = [r for r in dataset_rows(out) if r["method"] == "jolt" and not math.isnan(r["median_j"])]
+    for i, e in enumerate(ys):
+        for j, f in enumerate(xs):
+            cell = [r["energy_error"] for r in rows if r["energy"] == e and r["median_j"] == f]
+            assert grids[("energy_error", "jolt")][i, j] == max(cell)
+    with pytest.raises(InputError, match=r"^y:"):
+        sweep_plot.heat_maps(table, "energy", "energy", ["energy_error"])

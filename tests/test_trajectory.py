@@ -1,0 +1,56 @@
+"""tumble.trajectory.Trajectory.take: records and bodies by slice, int, index array, mask."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tumble import rigid
+
+FIELDS = ("q", "omega", "L", "L_body", "energy")
+
+
+def _batch(shape=(3,)) -> rigid.Trajectory:
+    rng = np.random.default_rng(7)
+    n = 5
+    return rigid.Trajectory(
+        t=np.arange(n, dtype=float),
+        q=rng.normal(size=(n, *shape, 4)),
+        omega=rng.normal(size=(n, *shape, 3)),
+        L=rng.normal(size=(n, *shape, 3)),
+        L_body=rng.normal(size=(n, *shape, 3)),
+        energy=rng.normal(size=(n, *shape)),
+    )
+
+
+MASK_RECORDS = np.array([True, False, True, False, True])
+MASK_BODIES = np.array([False, True, True])
+
+
+@pytest.mark.parametrize(
+    ("records", "bodies", "expect_t", "expect"),
+    [
+        (slice(3), slice(None), lambda t: t[:3], lambda a: a[:3]),
+        (slice(None), 1, lambda t: t, lambda a: a[:, 1]),
+        ([0, -1], [0, 2], lambda t: t[[0, 4]], lambda a: a[[0, 4]][:, [0, 2]]),
+        (2, slice(None), lambda t: t[2:3], lambda a: a[2:3]),
+        (MASK_RECORDS, MASK_BODIES, lambda t: t[::2], lambda a: a[::2, 1:]),
+    ],
+    ids=["first-records", "one-body", "index-arrays", "one-record", "masks"],
+)
+def test_take_indexes_records_then_bodies(records, bodies, expect_t, expect) -> None:
+    tr = _batch()
+    sub = tr.take(records=records, bodies=bodies)
+    np.testing.assert_array_equal(sub.t, expect_t(tr.t))
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(sub, name), expect(getattr(tr, name)), err_msg=name)
+
+
+def test_take_one_body_drops_its_axis_and_keeps_the_record_axis() -> None:
+    tr = _batch((2, 3))
+    one = tr.take(records=-1, bodies=(1, 2))
+    assert one.t.shape == (1,)
+    assert one.q.shape == (1, 4)
+    assert one.energy.shape == (1,)
+    np.testing.assert_array_equal(one.L_body[0], tr.L_body[-1, 1, 2])
+    assert tr.take().q.shape == tr.q.shape
