@@ -30,13 +30,14 @@ MASK_BODIES = np.array([False, True, True])
 @pytest.mark.parametrize(
     ("records", "bodies", "expect_t", "expect"),
     [
-        (slice(3), slice(None), lambda t: t[:3], lambda a: a[:3]),
+        (slice(3), None, lambda t: t[:3], lambda a: a[:3]),
+        (slice(None, None, 2), slice(None), lambda t: t[::2], lambda a: a[::2]),
         (slice(None), 1, lambda t: t, lambda a: a[:, 1]),
         ([0, -1], [0, 2], lambda t: t[[0, 4]], lambda a: a[[0, 4]][:, [0, 2]]),
         (2, slice(None), lambda t: t[2:3], lambda a: a[2:3]),
         (MASK_RECORDS, MASK_BODIES, lambda t: t[::2], lambda a: a[::2, 1:]),
     ],
-    ids=["first-records", "one-body", "index-arrays", "one-record", "masks"],
+    ids=["first-records", "every-other-record", "one-body", "index-arrays", "one-record", "masks"],
 )
 def test_take_indexes_records_then_bodies(records, bodies, expect_t, expect) -> None:
     tr = _batch()
@@ -54,3 +55,11 @@ def test_take_one_body_drops_its_axis_and_keeps_the_record_axis() -> None:
     assert one.energy.shape == (1,)
     np.testing.assert_array_equal(one.L_body[0], tr.L_body[-1, 1, 2])
     assert tr.take().q.shape == tr.q.shape
+
+
+def test_take_records_of_one_body_without_batch_axes() -> None:
+    tr = _batch().take(bodies=0)
+    assert tr.energy.shape == (5,)
+    head = tr.take(records=slice(2))
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(head, name), getattr(tr, name)[:2], err_msg=name)

@@ -43,7 +43,7 @@ class Trajectory:
     L_body: np.ndarray
     energy: np.ndarray
 
-    def take(self, records: Any = slice(None), bodies: Any = slice(None)) -> Trajectory:
+    def take(self, records: Any = slice(None), bodies: Any = None) -> Trajectory:
         """The sub-trajectory of some records and some bodies.
 
         ``records`` indexes the record axis: a slice (``slice(n)``: the first ``n``
@@ -51,7 +51,8 @@ class Trajectory:
         which keeps the record axis with that one record (a trajectory always has it).
         ``bodies`` indexes the batch axes as NumPy does after the record axis: an int (one
         body: its batch axis goes away), a slice, an integer array, a boolean mask, or a
-        tuple of those for several batch axes. The two are applied one after the other,
+        tuple of those for several batch axes; ``None`` (the default) keeps every body,
+        also of a trajectory without batch axes. The two are applied one after the other,
         so integer arrays for both select their product, not pairs.
 
         Returns
@@ -62,6 +63,8 @@ class Trajectory:
         """
         if not isinstance(records, slice) and np.ndim(records) == 0:
             records = [operator.index(records)]
+        if bodies is None:
+            bodies = ()
         index = (slice(None), *(bodies if isinstance(bodies, tuple) else (bodies,)))
         return Trajectory(
             t=self.t[records],
