@@ -6,9 +6,10 @@ The body is the article's experiment (:func:`tumble.scenarios.article_case`: ``-
 ``--rotations`` relative to the rotation period of :mod:`tumble.scenarios`. The table has
 one row per method (:class:`tumble.scenarios.Scores`); ``--plot FILE`` writes the figures
 of the article's toy, as PNG (matplotlib) or self-contained interactive HTML (plotly) by
-the file's extension: energy factor and ``|L|`` over time, the world transverse momentum
-``(L_x, L_y)/|L|``, the three projections of the body-frame momentum ``L_b``, plus the
-attitude error against the exact solution.
+the file's extension. Both draw the panels of :mod:`tumble.figures` (the lab's page draws
+the same): energy factor, ``|L|`` and the attitude error against the exact solution over
+time, the world transverse momentum ``(L_x, L_y)`` and the three projections of the
+body-frame momentum ``L_b``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from tumble import diagnostics, rigid, scenarios
+from tumble import figures, rigid, scenarios
 from tumble._errors import InputError
 
 __all__ = ["add_arguments", "format_table", "plot", "run"]
@@ -261,161 +262,157 @@ def describe(case: scenarios.Case) -> str:
 
 
 # --------------------------------------------------------------------------------------
-# figures
+# figures: tumble.figures' panels, drawn with matplotlib or plotly
+
+#: Smallest value drawn on a logarithmic axis: an exact zero (the first record's attitude
+#: error) shows at the bottom instead of being dropped.
+LOG_FLOOR = 1e-16
 
 
-def _traces(results: dict[str, scenarios.MethodResult], case: scenarios.Case, every: int):
-    """Per curve (the methods, then the exact solution): name, t, J_L, |L|, world L/|L|,
-    L_b, attitude error; non-finite records are cut off."""
-    curves = []
-    runs = [(n, r.trajectory) for n, r in results.items()]
-    if "exact" not in results:
-        runs.append(
-            (
-                "exact",
-                rigid.simulate(
-                    case.q0, case.omega0, case.inv_inertia, case.dt, case.steps, "exact",
-                    every=every,
-                ),
-            )
-        )  # fmt: skip
-    J = case.inv_inertia
-    for name, tr in runs:
-        tr = tr.take(records=slice(scenarios.finite_prefix(tr)))
-        Lw = diagnostics.momentum_world(tr, J)
-        norm = diagnostics.momentum_norm(tr, J)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            Lw_hat = Lw / norm[:, None]
-        curves.append(
-            {
-                "name": name,
-                "t": tr.t,
-                "J_L": diagnostics.energy_factor(tr, J),
-                "L_norm": norm,
-                "L_world": Lw_hat,
-                "L_body": diagnostics.momentum_body(tr, J),
-                "attitude": diagnostics.attitude_error(tr, J),
-            }
-        )
-    return curves
+def _curves(data: figures.FigureData) -> list[tuple[str, figures.Curve, bool]]:
+    """``(label, curve, is_reference)`` in drawing order: the methods, then the reference
+    (the reference method's own run is the reference, drawn once)."""
+    ref = figures.REFERENCE
+    out = [(name, c, False) for name, c in data.methods.items() if name != ref.method]
+    return [*out, (ref.label, data.reference, True)]
 
 
-#: Panels of the figure on a 3 x 3 grid: (row, column span) and what they show. The three
-#: body-frame projections sit as in the article: x-z bottom right, y-z to its left
-#: (sharing z), x-y above it (sharing x).
-_BODY_PANELS = (((1, 2), 0, 1, "L_b x", "L_b y"), ((2, 1), 1, 2, "L_b y", "L_b z"),
-                ((2, 2), 0, 2, "L_b x", "L_b z"))  # fmt: skip
+def _xy(panel: figures.Panel, curve: figures.Curve, t: np.ndarray) -> tuple[Any, Any] | None:
+    """The points of ``curve`` in ``panel`` (None if the curve lacks the panel's trace)."""
+    x = figures.series(curve, t, panel.x)
+    y = figures.series(curve, t, panel.y)
+    if x is None or y is None:
+        return None
+    return x, np.maximum(y, LOG_FLOOR) if panel.log_y else y
 
 
-def _plot_png(curves: list[dict[str, Any]], title: str, path: Path) -> None:
+def _sharing(attr: str, start: str, span: str) -> dict[str, str]:
+    """Panel id -> id of the first panel showing the same ``attr`` over the same cells."""
+    first: dict[tuple[Any, ...], str] = {}
+    return {
+        p.id: first.setdefault((getattr(p, attr), getattr(p, start), getattr(p, span)), p.id)
+        for p in figures.PANELS
+    }
+
+
+def _plot_png(data: figures.FigureData, title: str, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig = plt.figure(figsize=(12, 10.5), dpi=80, layout="constrained")
-    grid = fig.add_gridspec(3, 3)
-    ax_e = fig.add_subplot(grid[0, 0:2])
-    ax_l = fig.add_subplot(grid[1, 0:2], sharex=ax_e)
-    ax_w = fig.add_subplot(grid[0, 2])
-    ax_a = fig.add_subplot(grid[2, 0], sharex=ax_e)
-    body = [fig.add_subplot(grid[r, c]) for (r, c), *_ in _BODY_PANELS]
-    cmap = plt.get_cmap("tab20")
-    for i, c in enumerate(curves):
-        ref = c["name"] == "exact"
-        style: dict[str, Any] = (
-            {"color": "black", "ls": "--", "lw": 1.2, "zorder": 5}
-            if ref
-            else {"color": cmap((2 * i) % 20 + (2 * i) // 20 % 2), "lw": 0.9}
+    rows, cols = figures.GRID
+    ref_color, ref_dash = figures.REFERENCE.color, figures.REFERENCE.dash
+    free = sorted({(r, c) for r in range(rows) for c in range(cols)} - {
+        (r, c) for p in figures.PANELS for r in range(p.row, p.row + p.rowspan)
+        for c in range(p.col, p.col + p.colspan)
+    })  # fmt: skip
+    # The legend takes the first free cell of the grid, else a column of its own.
+    width = 3.4 * cols + (0 if free else 2.4)
+    fig = plt.figure(figsize=(width, 3.5 * rows), dpi=80, layout="constrained")
+    grid = fig.add_gridspec(rows, cols)
+    share_x, share_y = _sharing("x", "col", "colspan"), _sharing("y", "row", "rowspan")
+    axes: dict[str, Any] = {}
+    colors = figures.colors()
+    for p in figures.PANELS:
+        ax = fig.add_subplot(
+            grid[p.row : p.row + p.rowspan, p.col : p.col + p.colspan],
+            sharex=axes.get(share_x[p.id]),
+            sharey=axes.get(share_y[p.id]),
         )
-        ax_e.plot(c["t"], c["J_L"], label=c["name"], **style)
-        ax_l.plot(c["t"], c["L_norm"], **style)
-        ax_w.plot(c["L_world"][:, 0], c["L_world"][:, 1], **style)
-        if not ref:
-            ax_a.semilogy(c["t"], np.maximum(c["attitude"], 1e-16), **style)
-        for ax, ((_, _), i0, i1, _, _) in zip(body, _BODY_PANELS, strict=True):
-            ax.plot(c["L_body"][:, i0], c["L_body"][:, i1], **style)
-    for ax in (ax_e, ax_l):
-        ax.ticklabel_format(axis="y", useOffset=False)
-    norms = np.concatenate([c["L_norm"] for c in curves])
-    mid = float(np.median(norms))
-    if mid > 0 and np.ptp(norms) < 1e-6 * mid:
-        # Every method kept |L| to round-off: a ±0.1 % window instead of magnified noise.
-        ax_l.set_ylim(mid * (1 - 1e-3), mid * (1 + 1e-3))
-    ax_e.set_ylabel("energy factor J_L = 2E/|L|²")
-    ax_l.set_ylabel("|L|")
-    ax_l.set_xlabel("t")
-    ax_w.set_title("world L/|L|, transverse (x, y)", fontsize=10)
-    ax_w.set_aspect("equal", adjustable="datalim")
-    ax_a.set_ylabel("attitude error (rad)")
-    ax_a.set_xlabel("t")
-    for ax, (_, _, _, xl, yl) in zip(body, _BODY_PANELS, strict=True):
-        ax.set_xlabel(xl)
-        ax.set_ylabel(yl)
-        ax.set_aspect("equal", adjustable="datalim")
+        axes[p.id] = ax
+        for label, c, ref in _curves(data):
+            points = _xy(p, c, data.t)
+            if points is None:
+                continue
+            style: dict[str, Any] = (
+                {"color": ref_color, "ls": "--" if ref_dash else "-", "lw": 1.2, "zorder": 5}
+                if ref
+                else {"color": colors[label], "lw": 0.9}
+            )
+            ax.plot(*points, label=label if p is figures.PANELS[0] else None, **style)
+        if p.log_y:
+            ax.set_yscale("log")
+        elif p.x == figures.TIME:
+            ax.ticklabel_format(axis="y", useOffset=False)
+        ranges = data.ranges[p.id]
+        if ranges["x"] is not None:
+            ax.set_xlim(*ranges["x"])
+        if ranges["y"] is not None:
+            ax.set_ylim(*ranges["y"])
+        if p.equal_aspect:
+            fixed = ranges["x"] is not None and ranges["y"] is not None
+            ax.set_aspect("equal", adjustable="box" if fixed else "datalim")
+        ax.set_title(p.title, fontsize=10)
+        ax.set_xlabel(p.x_label)
+        ax.set_ylabel(p.y_label)
     fig.suptitle(title, fontsize=10)
-    fig.legend(loc="outside right center", fontsize=8)
+    if free:
+        cell = fig.add_subplot(grid[free[0]])
+        cell.axis("off")
+        cell.legend(*axes[figures.PANELS[0].id].get_legend_handles_labels(), loc="center",
+                    fontsize=8)  # fmt: skip
+    else:
+        fig.legend(loc="outside right center", fontsize=8)
     fig.savefig(path, format="png")
     plt.close(fig)
 
 
-def _plot_html(curves: list[dict[str, Any]], title: str, path: Path) -> None:
+def _plot_html(data: figures.FigureData, title: str, path: Path) -> None:
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(
-        rows=3,
-        cols=3,
-        specs=[
-            [{"colspan": 2}, None, {}],
-            [{"colspan": 2}, None, {}],
-            [{}, {}, {}],
-        ],
-        subplot_titles=(
-            "energy factor J_L = 2E/|L|²",
-            "world L/|L|, transverse (x, y)",
-            "|L|",
-            "L_b (x, y)",
-            "attitude error (rad)",
-            "L_b (y, z)",
-            "L_b (x, z)",
-        ),
-    )
-    palette = [
-        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-        "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
-        "#c5b0d5",
-    ]  # fmt: skip
-    for i, c in enumerate(curves):
-        ref = c["name"] == "exact"
-        line = {"color": "black", "dash": "dash", "width": 1.5} if ref else {
-            "color": palette[i % len(palette)], "width": 1}  # fmt: skip
-        common = {"legendgroup": c["name"], "name": c["name"], "line": line, "mode": "lines"}
-        panels: list[tuple[int, int, Any, Any]] = [
-            (1, 1, c["t"], c["J_L"]),
-            (2, 1, c["t"], c["L_norm"]),
-            (1, 3, c["L_world"][:, 0], c["L_world"][:, 1]),
-        ]
-        if not ref:
-            panels.append((3, 1, c["t"], np.maximum(c["attitude"], 1e-16)))
-        panels += [
-            (r + 1, col + 1, c["L_body"][:, i0], c["L_body"][:, i1])
-            for (r, col), i0, i1, _, _ in _BODY_PANELS
-        ]
-        for k, (r, col, x, y) in enumerate(panels):
-            fig.add_scatter(x=x, y=y, row=r, col=col, showlegend=k == 0, **common)
-    fig.update_yaxes(type="log", row=3, col=1)
-    fig.update_xaxes(rangeslider={"visible": True, "thickness": 0.04}, row=2, col=1)
-    for r, col in ((1, 3), (2, 3), (3, 2), (3, 3)):
-        fig.update_yaxes(scaleanchor=f"x{_axis_index(r, col)}", row=r, col=col)
-    fig.update_layout(title=title, height=1000, width=1300, template="plotly_white")
+    rows, cols = figures.GRID
+    specs: list[list[dict[str, int] | None]] = [[None] * cols for _ in range(rows)]
+    for p in figures.PANELS:
+        specs[p.row][p.col] = {"rowspan": p.rowspan, "colspan": p.colspan}
+    # plotly numbers the subplots row by row: their titles go in that order.
+    by_cell = sorted(figures.PANELS, key=lambda p: (p.row, p.col))
+    ref_color, ref_dash = figures.REFERENCE.color, figures.REFERENCE.dash
+    fig = make_subplots(rows=rows, cols=cols, specs=specs,
+                        subplot_titles=[p.title for p in by_cell])  # fmt: skip
+    colors = figures.colors()
+    for label, c, ref in _curves(data):
+        line = (
+            {"color": ref_color, "dash": "dash" if ref_dash else "solid", "width": 1.5}
+            if ref
+            else {"color": colors[label], "width": 1}
+        )
+        for p in figures.PANELS:
+            points = _xy(p, c, data.t)
+            if points is not None:
+                fig.add_scatter(
+                    x=points[0], y=points[1], row=p.row + 1, col=p.col + 1, name=label,
+                    legendgroup=label, showlegend=p is figures.PANELS[0], line=line,
+                    mode="lines",
+                )  # fmt: skip
+    axes = {p.id: fig.get_subplot(p.row + 1, p.col + 1) for p in figures.PANELS}
+    share_x, share_y = _sharing("x", "col", "colspan"), _sharing("y", "row", "rowspan")
+    last_time = max((p for p in figures.PANELS if p.x == figures.TIME),
+                    key=lambda p: p.row + p.rowspan, default=None)  # fmt: skip
+    for p in figures.PANELS:
+        xaxis, yaxis = axes[p.id].xaxis, axes[p.id].yaxis
+        ranges = data.ranges[p.id]
+        xaxis.update(title_text=p.x_label, range=ranges["x"])
+        yaxis.update(title_text=p.y_label, range=ranges["y"])
+        if p.log_y:
+            yaxis.update(type="log", exponentformat="power")
+        if share_x[p.id] != p.id:
+            xaxis.matches = _axis_id(axes[share_x[p.id]].xaxis)
+        if share_y[p.id] != p.id:
+            yaxis.matches = _axis_id(axes[share_y[p.id]].yaxis)
+        if p.equal_aspect and not (ranges["x"] and ranges["y"]):
+            # Fixed ranges set the scale already; plotly would widen one to the box's aspect.
+            yaxis.scaleanchor = _axis_id(xaxis)
+        if p is last_time:
+            xaxis.rangeslider = {"visible": True, "thickness": 0.04}
+    fig.update_layout(title=title, height=330 * rows, width=330 * cols + 250,
+                      template="plotly_white")  # fmt: skip
     fig.write_html(path, include_plotlyjs=True, full_html=True)
 
 
-def _axis_index(row: int, col: int) -> str:
-    """plotly's axis suffix of the subplot at (row, col) of the grid above ('' for 1)."""
-    order = [(1, 1), (1, 3), (2, 1), (2, 3), (3, 1), (3, 2), (3, 3)]
-    k = order.index((row, col)) + 1
-    return "" if k == 1 else str(k)
+def _axis_id(axis: Any) -> str:
+    """plotly's short id of a layout axis: ``"x2"`` for ``layout.xaxis2``."""
+    return str(axis.plotly_name).replace("axis", "")
 
 
 def plot(
@@ -425,19 +422,22 @@ def plot(
     every: int = 1,
     title: str = "",
 ) -> None:
-    """Write the article's figures for ``results`` to ``path`` (``.png`` or ``.html``).
+    """Write the figures of :mod:`tumble.figures` for ``results`` to ``path`` (``.png`` or
+    ``.html``).
 
-    The exact solution (:func:`tumble.exact.torque_free`, evaluated at the record times)
-    is drawn as the dashed black reference.
+    The exact solution (the ``"exact"`` run of ``results``, else :func:`tumble.exact.torque_free`
+    evaluated at the record times) is drawn as the dashed black reference.
     """
     suffix = path.suffix.lower()
-    curves = _traces(results, case, every)
-    if suffix == ".png":
-        _plot_png(curves, title, path)
-    elif suffix == ".html":
-        _plot_html(curves, title, path)
-    else:
+    if suffix not in PLOT_FORMATS:
         raise InputError(f"path: expected a .png or .html file, got {str(path)!r}")
+    ref = figures.REFERENCE.method
+    reference = (
+        results[ref].trajectory if ref in results else scenarios.simulate(case, ref, every)
+    )
+    runs = {name: r.trajectory for name, r in results.items()}
+    data = figures.figure_data(runs, reference, case.inv_inertia)
+    (_plot_png if suffix == ".png" else _plot_html)(data, title, path)
 
 
 # --------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ __all__ = [
     "K_ZERO_RTOL",
     "TrajectoryArrays",
     "TrajectoryScores",
+    "attitude_deviation",
     "attitude_error",
     "direction_drift",
     "energy",
@@ -623,3 +624,43 @@ def first_flip_time(
             hi = np.where(pos, hi, tau)
     out[b] = tt[j] + 0.5 * (lo + hi) * h
     return out
+
+
+def attitude_deviation(trajectory: Any, reference: Any) -> np.ndarray:
+    """Rotation angle (radians) between the attitudes of two runs at the same records.
+
+    ``θ_k = rotation_angle(q_k, q_ref,k)`` (:func:`tumble.rotation.rotation_angle`:
+    ``2 atan2(|u|, |w|)`` of ``q_k* ⊗ q_ref,k = (w, u)``, double-cover aware, accurate
+    near 0). For example a method against the exact solution evaluated once at the record
+    times: the lab and ``tumble compare`` share one exact run between all methods this way,
+    where :func:`attitude_error` would solve the exact motion again for each.
+
+    Parameters
+    ----------
+    trajectory : Trajectory, tuple (t, q, omega) or array_like, shape (n, ..., 4)
+        The attitudes ``q`` (body to world), record index first; finite (cut a run that
+        blew up to its finite records first).
+    reference : Trajectory, tuple (t, q, omega) or array_like, shape (n, ..., 4)
+        The reference attitudes at the same records; batch axes broadcast.
+
+    Returns
+    -------
+    ndarray, shape (n, ...)
+        float64.
+    """
+    qs = []
+    for name, x in (("trajectory", trajectory), ("reference", reference)):
+        if isinstance(x, tuple) and len(x) == 3:
+            x = x[1]
+        q = as_float_array(getattr(x, "q", x), f"{name}.q", (4,))
+        if q.ndim < 2:
+            raise InputError(
+                f"{name}.q: expected the record index first, shape (n, ..., 4), got {q.shape}"
+            )
+        qs.append(q.astype(np.float64))
+    q, q_ref = qs
+    if q.shape[0] != q_ref.shape[0]:
+        raise InputError(
+            f"reference.q: expected {q.shape[0]} records as in trajectory.q, got {q_ref.shape[0]}"
+        )
+    return np.asarray(rotation.rotation_angle(q, q_ref), dtype=np.float64)

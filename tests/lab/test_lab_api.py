@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tumble import diagnostics, exact, rigid, scenarios
+from tumble import diagnostics, exact, figures, rigid, scenarios
 from tumble.lab import api, server
 
 #: Responses are rounded to api.DIGITS = 7 significant digits: relative error <= 5e-7.
@@ -62,6 +62,35 @@ def test_methods_lists_every_method_with_order_and_conservation(client) -> None:
     assert by_name["momentum_first"]["conserves"] == ["|L|", "world L"]
     assert by_name["explicit"]["conserves"] == []
     assert by_name["exact"]["order"] is None
+
+
+# ------------------------------------------------------------------------- /api/figure
+
+
+def test_figure_spec_is_served(client) -> None:
+    r = client.get("/api/figure")
+    assert r.status_code == 200
+    assert r.json() == json.loads(json.dumps(figures.spec()))
+
+
+def test_every_panel_finds_its_traces_in_the_answer(client, default_answer) -> None:
+    spec = client.get("/api/figure").json()
+    d = default_answer
+    assert set(d["ranges"]) == {p["id"] for p in spec["panels"]}
+    components = {t["name"]: t["components"] for t in spec["traces"]}
+    for run in (d["exact"], *d["methods"]):
+        for p in spec["panels"]:
+            for ref in (p["x"], p["y"]):
+                if ref == spec["time"]:
+                    continue
+                name, _, c = ref.partition(".")
+                if name not in run:  # the reference does not compare with itself
+                    assert run is d["exact"]
+                    continue
+                values = run[name][c] if c else run[name]
+                assert len(values) == d["case"]["records"]
+                if c:
+                    assert set(run[name]) == set(components[name])
 
 
 # ------------------------------------------------------------------------- 422 paths

@@ -2,21 +2,17 @@
 
 The case comes from :mod:`tumble.scenarios` (the article's parametrisation, shared with
 ``tumble compare`` and the sweeps), the trajectories from :func:`tumble.rigid.simulate` and
-the exact reference from its ``"exact"`` method. This module decimates, derives the plotted
-traces, scores every method with :func:`tumble.scenarios.score` against one shared exact
-solution, and writes JSON. The server
-(:mod:`tumble.lab.server`) wraps it in HTTP.
+the exact reference from its ``"exact"`` method. This module decimates, takes the plotted
+traces from :func:`tumble.figures.figure_data` (every trace of :data:`tumble.figures.TRACES`,
+keyed by its name, computed by :mod:`tumble.diagnostics`), scores every method with
+:func:`tumble.scenarios.score` against one shared exact solution, and writes JSON. The
+server (:mod:`tumble.lab.server`) wraps it in HTTP; the page draws the panels of
+:func:`tumble.figures.spec`.
 
-Traces (one value per record, the record index first, as in :class:`tumble.rigid.Trajectory`):
-
-* ``energy_factor``: the article's ``J_L = L_b·J L_b / |L_b|²`` (= ``2E/|L|²``);
-* ``L_norm``: ``|L|``;
-* ``L_world``: the transverse world components ``(L_x, L_y)`` (0 for an exact solution,
-  whose ``L`` stays on ``z`` in the article's set-up);
-* ``L_body``: body-frame ``L_b`` (axes = principal axes, in the order of ``inv_inertia``);
-* ``attitude_error``: angle in radians between the method's attitude and the exact one
-  (:func:`tumble.rotation.rotation_angle`);
-* ``q``: the body-to-world quaternion, for the 3-D view.
+Each run in a response holds its traces (one value per record; a vector trace as an object
+of component rows, ``{"x": [...], "y": [...]}``), and ``q``, the body-to-world quaternion
+``{"w", "x", "y", "z"}`` for the 3-D view. The reference has no ``attitude_error`` (it
+compares with the reference).
 
 Numbers are rounded to :data:`DIGITS` significant digits; non-finite values (a method that
 blew up) become JSON ``null``.
@@ -32,7 +28,7 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tumble import rigid, rotation, scenarios
+from tumble import figures, rigid, scenarios
 from tumble._kernels.dispatch import single_thread
 
 __all__ = [
@@ -219,23 +215,20 @@ def encode(payload: dict[str, Any]) -> bytes:
 # --------------------------------------------------------------------------------------
 # traces and scores
 
-# Rows of the per-method block of traces (one contiguous row per plotted series, so that
-# orjson can write each row as one JSON list).
-_ROWS = (
-    "energy_factor", "L_norm", "L_world.x", "L_world.y", "L_body.x", "L_body.y", "L_body.z",
-    "q.w", "q.x", "q.y", "q.z", "attitude_error",
-)  # fmt: skip
+
+def _json_values(values: np.ndarray, components: str) -> Any:
+    """Rounded values; a vector trace ``(n, k)`` as ``{component: (n,) row}`` (orjson
+    writes each contiguous row as one JSON list)."""
+    values = _rounded(values)
+    if not components:
+        return values
+    return {c: np.ascontiguousarray(values[:, i]) for i, c in enumerate(components)}
 
 
-def _nest(rows: dict[str, np.ndarray]) -> dict[str, Any]:
-    """``{"L_body.x": a, ...}`` -> ``{"L_body": {"x": a, ...}, ...}``."""
-    out: dict[str, Any] = {}
-    for key, value in rows.items():
-        head, _, tail = key.partition(".")
-        if tail:
-            out.setdefault(head, {})[tail] = value
-        else:
-            out[head] = value
+def _json_curve(curve: figures.Curve, q: np.ndarray) -> dict[str, Any]:
+    """A run's traces keyed by name (:data:`tumble.figures.TRACES`) and its attitudes."""
+    out = {name: _json_values(v, figures.TRACES[name].components) for name, v in curve.items()}
+    out["q"] = _json_values(q, "wxyz")
     return out
 
 
@@ -249,18 +242,6 @@ def _score_dict(s: scenarios.Scores) -> dict[str, float | None]:
         "attitude_error_max": s.attitude_error_max,
         "diverged_at": s.diverged_at,
     }
-
-
-def _fill(block: np.ndarray, tr: rigid.Trajectory, J: np.ndarray) -> None:
-    """Write a trajectory's traces into ``block`` (rows as in :data:`_ROWS`, records last)."""
-    Lb = tr.L_body
-    with np.errstate(all="ignore"):
-        LL = np.einsum("ni,ni->n", Lb, Lb)
-        block[0] = np.where(LL > 0, np.einsum("ni,ni->n", Lb, J * Lb) / LL, 0.0)
-        block[1] = np.sqrt(LL)
-    block[2:4] = tr.L[:, :2].T
-    block[4:7] = Lb.T
-    block[7:11] = tr.q.T
 
 
 def simulate(request: SimulateRequest) -> dict[str, Any]:
@@ -296,25 +277,7 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
             else scenarios.simulate(case, "exact", every)
         )
     J = case.inv_inertia
-    t = reference.t
-    n = t.shape[0]
-    M = len(names)
-    n_ok = np.array([scenarios.finite_prefix(tr) for tr in trs])
-    # One exact solution serves every method: attitude error on the finite records only.
-    q = np.stack([tr.q for tr in trs])  # (M, n, 4)
-    valid = np.arange(n)[None, :] < n_ok[:, None]
-    attitude = np.full((M, n), np.nan)
-    attitude[valid] = rotation.rotation_angle(
-        q[valid], np.broadcast_to(reference.q, q.shape)[valid]
-    )
-    block = np.empty((M + 1, len(_ROWS), n))
-    for m, tr in enumerate(trs):
-        _fill(block[m], tr, J)
-    block[:M, -1] = attitude
-    _fill(block[M], reference, J)
-    block = _rounded(block)
-    rows = [_nest(dict(zip(_ROWS, block[m], strict=True))) for m in range(M + 1)]
-    del rows[M]["attitude_error"]
+    data = figures.figure_data(dict(zip(names, trs, strict=True)), reference, J)
     # One exact solution scores every method (scenarios.score alone would solve it again).
     scores = [_score_dict(scenarios.score(tr, J, reference_q=reference.q)) for tr in trs]
     return {
@@ -328,11 +291,15 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
             "period": case.period,
             "duration": case.duration,
             "every": every,
-            "records": n,
+            "records": data.t.shape[0],
         },
         "limits": {"max_points": MAX_POINTS, "max_work": MAX_WORK},
-        "t": _rounded(t),
-        "exact": rows[M],
-        "methods": [{"name": name, **rows[m], "scores": scores[m]} for m, name in enumerate(names)],
+        "t": _rounded(data.t),
+        "ranges": data.ranges,
+        "exact": _json_curve(data.reference, reference.q),
+        "methods": [
+            {"name": name, **_json_curve(data.methods[name], tr.q), "scores": scores[m]}
+            for m, (name, tr) in enumerate(zip(names, trs, strict=True))
+        ],
         "compute_ms": (time.perf_counter() - start) * 1e3,
     }

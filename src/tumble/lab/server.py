@@ -8,6 +8,8 @@ Routes
     plotly.js as bundled in the installed ``plotly`` package: no CDN, works offline.
 ``GET /api/methods``
     :func:`tumble.lab.api.method_table`.
+``GET /api/figure``
+    :func:`tumble.figures.spec`: the panels, traces and colours that the page draws.
 ``POST /api/simulate``
     :func:`tumble.lab.api.simulate`. 422 for a malformed or out-of-range request (the
     ``message`` names the field), 413 for work beyond :data:`~tumble.lab.api.MAX_WORK`
@@ -35,6 +37,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from tumble import figures
 from tumble._errors import InputError
 from tumble.lab import api
 
@@ -158,6 +161,11 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
     def methods() -> list[dict[str, Any]]:
         """Every integrator: name, one-line description, order, what it conserves."""
         return api.method_table()
+
+    @app.get("/api/figure")
+    def figure() -> dict[str, Any]:
+        """The figure spec: panels on a grid, traces by name, one colour per method."""
+        return figures.spec()
 
     @app.post(
         "/api/simulate",

@@ -1,4 +1,5 @@
-// tumble lab: controls -> POST /api/simulate -> plotly figures and a canvas 3-D view.
+// tumble lab: controls -> POST /api/simulate -> plotly figures (laid out by the figure spec
+// of GET /api/figure) and a canvas 3-D view.
 // No external code besides the plotly.js that the server ships from the plotly package.
 "use strict";
 
@@ -7,18 +8,14 @@
 
   // The article's toy shows these five by default; the others start hidden in the legend.
   const SHOWN_AT_START = ["explicit", "jolt", "naive_rotation", "modified_jolt", "momentum_first"];
-  const PALETTE = [
-    "#d62728", "#ff7f0e", "#8c564b", "#bcbd22", "#1f77b4", "#17becf", "#2ca02c", "#9467bd",
-    "#e377c2", "#7f7f7f", "#393b79", "#637939", "#000000", "#ad494a", "#3182bd",
-  ];
-  const REFERENCE = "exact (reference)";
   const DEBOUNCE_MS = 60;
 
   // State shared with the browser tests (window.tumbleLab).
   const lab = {
     methods: [],          // from /api/methods
+    spec: null,           // the figure spec, from /api/figure
     info: {},             // name -> method object
-    color: {},            // name -> colour
+    color: {},            // name -> colour (from the spec)
     visible: {},          // legend group -> true/false
     data: null,           // last /api/simulate answer
     completed: 0,         // answered requests (tests wait on it)
@@ -111,16 +108,19 @@
   }
 
   // ------------------------------------------------------------------ figures
+  // Drawn from the figure spec of GET /api/figure (tumble.figures): each spec figure is one
+  // plotly figure holding its panels, laid out on the figure's part of the spec's grid.
 
-  const FIGURES = ["plot-time", "plot-world", "plot-body"];
   const CONFIG = { responsive: true, displaylogo: false };
+  const GAP = 0.1;  // space between panels, as a fraction of the figure
 
   function visibility(group) {
     return lab.visible[group] === false ? "legendonly" : true;
   }
 
   function line(group, x, y, extra) {
-    const isRef = group === REFERENCE;
+    const ref = lab.spec.reference;
+    const isRef = group === ref.label;
     return Object.assign({
       type: "scatter",
       mode: "lines",
@@ -133,95 +133,133 @@
       visible: visibility(group),
       hoverinfo: "name+x+y",
       line: isRef
-        ? { color: "#000", width: 2, dash: "dash" }
+        ? { color: ref.color, width: 2, dash: ref.dash ? "dash" : "solid" }
         : { color: lab.color[group], width: 1.4 },
     }, extra || {});
   }
 
-  function timeFigure(d) {
-    const traces = [];
-    const add = (group, tr) => {
-      traces.push(line(group, d.t, tr.energy_factor, { xaxis: "x", yaxis: "y", showlegend: true }));
-      traces.push(line(group, d.t, tr.L_norm, { xaxis: "x", yaxis: "y2" }));
-      if (tr.attitude_error) traces.push(line(group, d.t, tr.attitude_error, { xaxis: "x", yaxis: "y3" }));
+  // What a panel's x or y names in a run: the times, a trace, or a component of one.
+  function series(run, t, ref) {
+    if (ref === lab.spec.time) return t;
+    const [name, component] = ref.split(".");
+    const values = run[name];
+    return values === undefined || !component ? values : values[component];
+  }
+
+  // The runs drawn: the reference first, then every method but the reference's own run.
+  function curves(d) {
+    const ref = lab.spec.reference;
+    return [[ref.label, d.exact]].concat(
+      d.methods.filter((m) => m.name !== ref.method).map((m) => [m.name, m]));
+  }
+
+  // [start, end] of cells [from, from + span) of [lo, hi) as a fraction; `flip`: row 0 on top.
+  function domain(from, span, lo, hi, flip) {
+    const n = hi - lo;
+    let a = (from - lo) / n + (from > lo ? GAP / 2 : 0);
+    let b = (from + span - lo) / n - (from + span < hi ? GAP / 2 : 0);
+    if (flip) [a, b] = [1 - b, 1 - a];
+    return [a, b];
+  }
+
+  // One plotly axis per distinct (quantity, cells): panels that show the same x over the
+  // same columns share that x axis (its ticks under the lowest), likewise for y and rows.
+  function axes(panels) {
+    const rows = [Math.min(...panels.map((p) => p.row)), Math.max(...panels.map((p) => p.row + p.rowspan))];
+    const cols = [Math.min(...panels.map((p) => p.col)), Math.max(...panels.map((p) => p.col + p.colspan))];
+    const xs = new Map();
+    const ys = new Map();
+    const get = (map, letter, key, make) => {
+      if (!map.has(key)) map.set(key, Object.assign({ id: letter + (map.size ? map.size + 1 : ""), panels: [] }, make()));
+      return map.get(key);
     };
-    add(REFERENCE, d.exact);
-    for (const m of d.methods) if (m.name !== "exact") add(m.name, m);
-    const J = d.case.inv_inertia;
-    const pad = 0.03 * (Math.max(...J) - Math.min(...J) || 1);
+    const placed = panels.map((p) => {
+      const x = get(xs, "x", `${p.x}|${p.col}|${p.colspan}`, () => ({ domain: domain(p.col, p.colspan, cols[0], cols[1], false) }));
+      const y = get(ys, "y", `${p.y}|${p.row}|${p.rowspan}`, () => ({ domain: domain(p.row, p.rowspan, rows[0], rows[1], true) }));
+      x.panels.push(p);
+      y.panels.push(p);
+      return { panel: p, x, y };
+    });
+    return { placed, xs: [...xs.values()], ys: [...ys.values()] };
+  }
+
+  function figureOf(fig, d, withLegend) {
+    const panels = lab.spec.panels.filter((p) => p.figure === fig.id);
+    const { placed, xs, ys } = axes(panels);
+    const traces = [];
+    for (const [group, run] of curves(d)) {
+      placed.forEach(({ panel, x, y }, k) => {
+        const px = series(run, d.t, panel.x);
+        const py = series(run, d.t, panel.y);
+        if (px === undefined || py === undefined) return;  // the reference has no attitude error
+        traces.push(line(group, px, py, { xaxis: x.id, yaxis: y.id, showlegend: withLegend && k === 0 }));
+      });
+    }
+    const name = (id) => id.replace(/^([xy])/, "$1axis");
+    // A figure of one panel carries that panel's title (the others have axis titles).
+    const title = panels.length === 1 ? { text: panels[0].title, font: { size: 13 } } : undefined;
     const layout = {
-      margin: { l: 60, r: 20, t: 60, b: 40 },
+      title,
+      margin: { l: 60, r: 15, t: withLegend ? 60 : title ? 30 : 20, b: 45 },
+      showlegend: withLegend,
       legend: { orientation: "h", y: 1.01, yanchor: "bottom", x: 0, font: { size: 11 } },
-      xaxis: {
-        title: { text: "t" },
-        rangeslider: { visible: true, thickness: 0.07 },
-        anchor: "y3",
-      },
-      yaxis3: { domain: [0, 0.28], title: { text: "attitude error (rad)" }, type: "log", exponentformat: "power" },
-      yaxis2: { domain: [0.36, 0.64], title: { text: "|L|" } },
-      yaxis: {
-        domain: [0.72, 1],
-        title: { text: "energy factor J_L" },
-        range: [Math.min(...J) - pad, Math.max(...J) + pad],
-      },
-      uirevision: "time",
+      uirevision: fig.id,
     };
+    for (const x of xs) {
+      // Ticks and title under the lowest panel, range from the first panel that fixes one.
+      const low = x.panels.reduce((a, b) => (b.row + b.rowspan > a.row + a.rowspan ? b : a));
+      const ranged = x.panels.find((p) => d.ranges[p.id].x);
+      layout[name(x.id)] = {
+        domain: x.domain,
+        anchor: placed.find((q) => q.panel === low).y.id,
+        title: { text: low.x_label, standoff: 2 },
+        range: ranged ? d.ranges[ranged.id].x : undefined,
+        autorange: !ranged,
+        rangeslider: low.x === lab.spec.time ? { visible: true, thickness: 0.07 } : undefined,
+      };
+    }
+    for (const y of ys) {
+      const left = y.panels.reduce((a, b) => (b.col < a.col ? b : a));
+      const ranged = y.panels.find((p) => d.ranges[p.id].y);
+      const own = placed.find((q) => q.panel === left);
+      layout[name(y.id)] = {
+        domain: y.domain,
+        anchor: own.x.id,
+        title: { text: left.y_label, standoff: 2 },
+        type: left.log_y ? "log" : "linear",
+        exponentformat: left.log_y ? "power" : undefined,
+        range: ranged ? d.ranges[ranged.id].y : undefined,
+        autorange: !ranged,
+        // Fixed ranges on both axes set the scale already (plotly would widen one to keep
+        // the aspect of the panel's box).
+        scaleanchor: left.equal_aspect && !(d.ranges[left.id].x && d.ranges[left.id].y) ? own.x.id : undefined,
+      };
+    }
     return { traces, layout };
   }
 
-  function worldFigure(d) {
-    const traces = [];
-    const add = (group, tr) => traces.push(line(group, tr.L_world.x, tr.L_world.y));
-    add(REFERENCE, d.exact);
-    for (const m of d.methods) if (m.name !== "exact") add(m.name, m);
-    const layout = {
-      margin: { l: 55, r: 15, t: 30, b: 45 },
-      title: { text: "world L, transverse", font: { size: 13 } },
-      xaxis: { title: { text: "L_x" }, zeroline: true },
-      yaxis: { title: { text: "L_y" }, scaleanchor: "x", zeroline: true },
-      showlegend: false,
-      uirevision: "world",
-    };
-    return { traces, layout };
-  }
-
-  function bodyFigure(d) {
-    // The article's arrangement: bottom right (x, z); left of it (y, z); above it (x, y).
-    const panels = [
-      { ax: "x", ay: "y", h: "x", v: "z" },    // bottom right
-      { ax: "x2", ay: "y2", h: "y", v: "z" },  // bottom left, shares the vertical axis
-      { ax: "x3", ay: "y3", h: "x", v: "y" },  // top right, shares the horizontal axis
-    ];
-    const traces = [];
-    const add = (group, tr) => {
-      for (const p of panels) {
-        traces.push(line(group, tr.L_body[p.h], tr.L_body[p.v], { xaxis: p.ax, yaxis: p.ay }));
-      }
-    };
-    add(REFERENCE, d.exact);
-    for (const m of d.methods) if (m.name !== "exact") add(m.name, m);
-    const L0 = d.case.L0_body;
-    const R = 1.15 * Math.hypot(L0[0], L0[1], L0[2]);
-    const axis = (text, domain, extra) =>
-      Object.assign({ title: { text, standoff: 2 }, domain, range: [-R, R], zeroline: true }, extra);
-    const layout = {
-      margin: { l: 50, r: 10, t: 10, b: 40 },
-      showlegend: false,
-      xaxis: axis("L_x (min J)", [0.56, 1], { anchor: "y" }),
-      yaxis: axis("L_z (max J)", [0, 0.44], { anchor: "x" }),
-      xaxis2: axis("L_y (median J)", [0, 0.44], { anchor: "y2" }),
-      yaxis2: axis("", [0, 0.44], { anchor: "x2", matches: "y", showticklabels: false }),
-      xaxis3: axis("", [0.56, 1], { anchor: "y3", matches: "x", showticklabels: false }),
-      yaxis3: axis("L_y (median J)", [0.56, 1], { anchor: "x3" }),
-      uirevision: "body",
-    };
-    return { traces, layout };
+  // The page's <figure> for each spec figure, before the 3-D view.
+  function buildFigures() {
+    const before = $("view3d");
+    for (const fig of lab.spec.figures) {
+      const el = document.createElement("figure");
+      if (fig.wide) el.className = "wide";
+      const plot = document.createElement("div");
+      plot.id = `plot-${fig.id}`;
+      plot.className = fig.wide ? "plot" : "plot square";
+      const caption = document.createElement("figcaption");
+      caption.textContent = fig.caption;
+      el.append(plot, caption);
+      before.parentNode.insertBefore(el, before);
+    }
   }
 
   function render(d) {
     lab.data = d;
-    const figs = { "plot-time": timeFigure(d), "plot-world": worldFigure(d), "plot-body": bodyFigure(d) };
-    for (const id of FIGURES) Plotly.react($(id), figs[id].traces, figs[id].layout, CONFIG);
+    lab.spec.figures.forEach((fig, i) => {
+      const f = figureOf(fig, d, i === 0);
+      Plotly.react($(`plot-${fig.id}`), f.traces, f.layout, CONFIG);
+    });
     if (!lab.hooked) {
       hookLegend();
       lab.hooked = true;
@@ -231,8 +269,8 @@
   }
 
   function applyVisibility() {
-    for (const id of FIGURES) {
-      const gd = $(id);
+    for (const fig of lab.spec.figures) {
+      const gd = $(`plot-${fig.id}`);
       if (!gd.data) continue;
       Plotly.restyle(gd, { visible: gd.data.map((tr) => visibility(tr.meta)) });
     }
@@ -240,12 +278,12 @@
   }
 
   function hookLegend() {
-    const gd = $("plot-time");
+    const gd = $(`plot-${lab.spec.figures[0].id}`);
     gd.on("plotly_legendclick", (ev) => {
       const group = ev.data[ev.curveNumber].meta;
       lab.visible[group] = lab.visible[group] === false;
       applyVisibility();
-      return false;  // plotly would only toggle this figure; applyVisibility does all three
+      return false;  // plotly would only toggle this figure; applyVisibility does them all
     });
     gd.on("plotly_legenddoubleclick", (ev) => {
       const group = ev.data[ev.curveNumber].meta;
@@ -264,7 +302,7 @@
       const info = lab.info[m.name] || {};
       const order = info.order === null ? "exact" : info.order;
       const diverged = s.diverged_at === null ? "" : ` (blew up at t = ${s.diverged_at.toFixed(1)})`;
-      const hidden = lab.visible[m.name] === false && m.name !== "exact" ? " class=\"hidden\"" : "";
+      const hidden = lab.visible[m.name] === false && m.name !== lab.spec.reference.method ? " class=\"hidden\"" : "";
       return `<tr${hidden} title="${info.description || ""}">` +
         `<td class="swatch" style="--swatch:${lab.color[m.name]}">${m.name}</td>` +
         `<td>${order}</td><td>${(info.conserves || []).join(", ")}</td>` +
@@ -417,14 +455,17 @@
   // ------------------------------------------------------------------ start-up
 
   async function start() {
-    const res = await fetch("/api/methods");
-    lab.methods = await res.json();
+    const [methods, spec] = await Promise.all(
+      ["/api/methods", "/api/figure"].map((url) => fetch(url).then((res) => res.json())));
+    lab.methods = methods;
+    lab.spec = spec;
+    lab.color = spec.colors;
+    buildFigures();
     const select = $("anim-method");
-    lab.methods.forEach((m, i) => {
+    lab.methods.forEach((m) => {
       lab.info[m.name] = m;
-      lab.color[m.name] = PALETTE[i % PALETTE.length];
       lab.visible[m.name] = SHOWN_AT_START.includes(m.name);
-      if (m.name !== "exact") {
+      if (m.name !== spec.reference.method) {
         const opt = document.createElement("option");
         opt.value = m.name;
         opt.textContent = m.name;
@@ -432,7 +473,7 @@
         select.appendChild(opt);
       }
     });
-    lab.visible[REFERENCE] = true;
+    lab.visible[spec.reference.label] = true;
     select.value = "jolt";
     for (const id of controls) $(id).addEventListener("input", schedule);
     $("play").addEventListener("click", () => {

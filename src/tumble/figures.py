@@ -1,0 +1,411 @@
+"""The figures comparing integrators, as data: traces by name, panels on a grid, colours.
+
+One spec, drawn three ways: ``tumble compare --plot`` as PNG (matplotlib) and as HTML
+(plotly), both in :mod:`tumble.compare`, and the lab's page (``lab/static/lab.js``, which
+reads :func:`spec` from ``GET /api/figure`` and the traces from ``POST /api/simulate``).
+None of the renderers names a quantity: they loop over :data:`PANELS`.
+
+Traces
+    :data:`TRACES`, keyed by name. A trace is one quantity per record of a trajectory
+    (shape ``(n,)``, or ``(n, k)`` for a vector with ``k`` named components), computed by
+    a function of ``(trajectory, inv_inertia, reference)`` that calls
+    :mod:`tumble.diagnostics`: the figures have no formulas of their own. ``reference`` is
+    the exact solution at the same records; traces that compare with it are not computed
+    for the reference itself.
+Panels
+    :data:`PANELS` on a :data:`GRID` of rows and columns (compare's page). Each shows one
+    quantity of every curve against another: ``x`` and ``y`` name a trace (``"L_norm"``),
+    a component of one (``"L_body.z"``: a 2-D projection) or the time :data:`TIME`. The
+    lab draws the panels of each :data:`FIGURES` entry in one plotly figure of its own,
+    laid out on that figure's part of the grid; panels with the same ``x`` in the same
+    columns share that axis (the same ``y`` in the same rows: that axis).
+Colours
+    :func:`colors`: one per method, from its position in :data:`tumble.rigid.METHODS`, so a
+    method keeps its colour whatever subset is drawn; the exact reference is drawn black
+    and dashed (:data:`REFERENCE`).
+
+Adding a plotted quantity: a public function in :mod:`tumble.diagnostics` if it is new,
+then its :class:`Trace` and a :class:`Panel` here. The lab's JSON, its page and both of
+compare's formats follow.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from tumble import diagnostics, rigid, scenarios
+from tumble.trajectory import Trajectory
+
+__all__ = [
+    "FIGURES",
+    "GRID",
+    "PALETTE",
+    "PANELS",
+    "REFERENCE",
+    "TIME",
+    "TRACES",
+    "Figure",
+    "FigureData",
+    "Panel",
+    "Reference",
+    "Trace",
+    "colors",
+    "curve",
+    "figure_data",
+    "palette",
+    "series",
+    "spec",
+]
+
+#: The name that the panels use for the record times.
+TIME = "t"
+
+Compute = Callable[[Trajectory, NDArray[np.float64], Trajectory | None], NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A plotted quantity: one value (or one vector) per record of a trajectory.
+
+    Attributes
+    ----------
+    name : str
+        Its key in :data:`TRACES`, in the lab's JSON and in :attr:`Panel.x`/:attr:`Panel.y`.
+    label : str
+        What it is, for legends and listings.
+    compute : callable
+        ``compute(trajectory, inv_inertia, reference) -> (n,) or (n, k)`` float array, from
+        :mod:`tumble.diagnostics`; ``reference`` is the exact run at the same records (None
+        when the trajectory is the reference).
+    components : str
+        Names of the ``k`` columns of a vector trace, one letter each (``"xyz"``); empty
+        for a scalar trace.
+    of_reference : bool
+        Computed for the reference too (False for a comparison with the reference).
+    """
+
+    name: str
+    label: str
+    compute: Compute
+    components: str = ""
+    of_reference: bool = True
+
+
+TRACES: Mapping[str, Trace] = {
+    trace.name: trace
+    for trace in (
+        Trace(
+            "energy_factor",
+            "energy factor J_L = L_b·J L_b / |L|² = 2E/|L|² (diagnostics.energy_factor)",
+            lambda tr, J, ref: diagnostics.energy_factor(tr, J),
+        ),
+        Trace(
+            "L_norm",
+            "|L| (diagnostics.momentum_norm)",
+            lambda tr, J, ref: diagnostics.momentum_norm(tr, J),
+        ),
+        Trace(
+            "attitude_error",
+            "angle to the exact attitude, radians (diagnostics.attitude_deviation)",
+            lambda tr, J, ref: diagnostics.attitude_deviation(tr, ref),
+            of_reference=False,
+        ),
+        Trace(
+            "L_world",
+            "transverse world L = (L_x, L_y) (diagnostics.momentum_world)",
+            lambda tr, J, ref: diagnostics.momentum_world(tr, J)[:, :2],
+            components="xy",
+        ),
+        Trace(
+            "L_body",
+            "body-frame L_b along the principal axes (diagnostics.momentum_body)",
+            lambda tr, J, ref: diagnostics.momentum_body(tr, J),
+            components="xyz",
+        ),
+    )
+}
+"""Every plotted quantity, by name."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One of the lab's figures: a plotly figure holding the panels of this ``id``.
+
+    ``wide``: across the page (else half its width, square); ``caption``: the text under it.
+    """
+
+    id: str
+    caption: str
+    wide: bool = False
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One plot: ``y`` against ``x`` for every curve, at a place on :data:`GRID`.
+
+    Attributes
+    ----------
+    id : str
+        Unique; keys the axis ranges of :attr:`FigureData.ranges`.
+    figure : str
+        The :class:`Figure` of the lab that holds it.
+    row, col, rowspan, colspan : int
+        Cells of :data:`GRID`, row 0 at the top.
+    x, y : str
+        :data:`TIME`, a trace name, or ``"name.c"`` for component ``c`` of a vector trace.
+    title, x_label, y_label : str
+    log_y : bool
+        Logarithmic ``y`` axis.
+    equal_aspect : bool
+        One unit of ``x`` as long as one of ``y`` (orbits keep their shape).
+    window : str or None
+        How the axis ranges are chosen (else from the data): ``"flat"``, a ±0.1 %
+        window about the value when every curve keeps it to round-off (instead of magnified
+        noise); ``"reference"``, ``±1.15 max_t |v_ref|`` with ``v_ref`` the reference's
+        vector trace on each axis (an orbit and the methods around it, not a blow-up).
+    """
+
+    id: str
+    figure: str
+    row: int
+    col: int
+    x: str
+    y: str
+    title: str
+    x_label: str
+    y_label: str
+    rowspan: int = 1
+    colspan: int = 1
+    log_y: bool = False
+    equal_aspect: bool = False
+    window: str | None = None
+
+
+#: Rows and columns of compare's page; each lab figure takes its panels' part of it.
+GRID = (3, 4)
+
+FIGURES = (
+    Figure(
+        "time",
+        "Energy factor J_L = 2E/|L|², |L| and the attitude error against the exact motion; "
+        "drag the range slider to zoom in time.",
+        wide=True,
+    ),
+    Figure("world", "World transverse momentum (L_x, L_y): should stay at the origin."),
+    Figure(
+        "body",
+        "Body-frame L (axes of min, median, max J): closed loops for the exact motion; "
+        "spirals mean energy drift.",
+    ),
+)
+
+# The body-frame projections sit as in the article: (x, z) bottom right, (y, z) to its left
+# sharing z, (x, y) above it sharing x.
+PANELS = (
+    Panel("energy_factor", "time", 0, 0, TIME, "energy_factor", "energy factor", "t",
+          "energy factor J_L = 2E/|L|²", colspan=2, window="flat"),
+    Panel("L_norm", "time", 1, 0, TIME, "L_norm", "|L|", "t", "|L|", colspan=2,
+          window="flat"),
+    Panel("attitude_error", "time", 2, 0, TIME, "attitude_error", "attitude error", "t",
+          "attitude error (rad)", colspan=2, log_y=True),
+    Panel("L_world", "world", 0, 2, "L_world.x", "L_world.y", "world L, transverse", "L_x",
+          "L_y", colspan=2, equal_aspect=True),
+    Panel("L_body_xy", "body", 1, 3, "L_body.x", "L_body.y", "body L (x, y)", "L_x (min J)",
+          "L_y (median J)", equal_aspect=True, window="reference"),
+    Panel("L_body_yz", "body", 2, 2, "L_body.y", "L_body.z", "body L (y, z)",
+          "L_y (median J)", "L_z (max J)", equal_aspect=True, window="reference"),
+    Panel("L_body_xz", "body", 2, 3, "L_body.x", "L_body.z", "body L (x, z)", "L_x (min J)",
+          "L_z (max J)", equal_aspect=True, window="reference"),
+)  # fmt: skip
+"""Every panel, in drawing order (the lab's legend sits on the first panel's figure)."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The exact solution in the figures: the method whose run it is, and how it is drawn
+    (its own run is not drawn again as a method)."""
+
+    method: str
+    label: str
+    color: str
+    dash: bool
+
+
+REFERENCE = Reference("exact", "exact (reference)", "#000000", dash=True)
+
+#: Colours of the first methods of :data:`tumble.rigid.METHODS`, in that order (the lab's
+#: first palette, with ``momentum_first_symmetric`` moved off a blue next to
+#: ``modified_jolt``'s; ``exact`` is black like the reference).
+PALETTE = (
+    "#d62728", "#ff7f0e", "#8c564b", "#bcbd22", "#1f77b4", "#17becf", "#2ca02c", "#9467bd",
+    "#e377c2", "#7f7f7f", "#393b79", "#637939", "#000000", "#ad494a", "#7b4173",
+)  # fmt: skip
+
+#: Fraction of a turn between the hues of successive colours beyond :data:`PALETTE`: the
+#: golden angle, so that any number of them stay apart.
+_GOLDEN = (3.0 - math.sqrt(5.0)) / 2.0
+
+
+def palette(n: int) -> list[str]:
+    """``n`` distinct colours as ``"#rrggbb"``: :data:`PALETTE`, then golden-angle hues.
+
+    A method added to the registry gets a colour without an edit here.
+    """
+    out = list(PALETTE[:n])
+    for i in range(n - len(out)):
+        # Two lightness levels so that hues that come close still differ.
+        r, g, b = colorsys.hls_to_rgb((0.05 + i * _GOLDEN) % 1.0, 0.38 + 0.2 * (i % 2), 0.7)
+        out.append(f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}")
+    return out
+
+
+def colors() -> dict[str, str]:
+    """The colour of each method of :data:`tumble.rigid.METHODS`, from its position there."""
+    return dict(zip(rigid.METHODS, palette(len(rigid.METHODS)), strict=True))
+
+
+# --------------------------------------------------------------------------------------
+# the data of one figure
+
+Curve = dict[str, NDArray[np.float64]]
+
+
+def curve(
+    trajectory: Trajectory, inv_inertia: ArrayLike, reference: Trajectory | None = None
+) -> Curve:
+    """Every trace of one run, by name: shape ``(n,)`` or ``(n, k)``.
+
+    ``reference`` is the exact run at the same records; without it the run *is* the
+    reference and the traces that compare with it are left out. Records from the first
+    non-finite state on (a method that blew up) are NaN.
+    """
+    J = np.asarray(inv_inertia, dtype=np.float64)
+    n = trajectory.t.shape[0]
+    k = scenarios.finite_prefix(trajectory)
+    finite = trajectory.take(records=slice(k))
+    ref = None if reference is None else reference.take(records=slice(k))
+    out = {}
+    for name, trace in TRACES.items():
+        if ref is None and not trace.of_reference:
+            continue
+        values = np.asarray(trace.compute(finite, J, ref), dtype=np.float64)
+        padded = np.full((n, *values.shape[1:]), np.nan)
+        padded[:k] = values
+        out[name] = padded
+    return out
+
+
+def series(values: Mapping[str, Any], t: ArrayLike, ref: str) -> Any:
+    """What ``ref`` (:attr:`Panel.x` or :attr:`Panel.y`) names in a curve, or None.
+
+    ``t`` for :data:`TIME`; a component column of a vector trace for ``"name.c"``; None
+    when the curve has no such trace (the reference has no ``attitude_error``).
+    """
+    if ref == TIME:
+        return t
+    name, _, component = ref.partition(".")
+    if name not in values:
+        return None
+    if not component:
+        return values[name]
+    return values[name][:, TRACES[name].components.index(component)]
+
+
+@dataclass(frozen=True)
+class FigureData:
+    """Everything a renderer draws: the curves by method, the reference, the axis ranges.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n,)
+        Record times, shared by every curve.
+    methods : dict
+        Method name -> :func:`curve` of its run.
+    reference : dict
+        :func:`curve` of the exact run.
+    ranges : dict
+        Panel id -> ``{"x": [lo, hi] or None, "y": ...}``: None lets the renderer fit the
+        data (see :attr:`Panel.window`).
+    """
+
+    t: NDArray[np.float64]
+    methods: dict[str, Curve]
+    reference: Curve
+    ranges: dict[str, dict[str, list[float] | None]]
+
+
+def figure_data(
+    runs: Mapping[str, Trajectory], reference: Trajectory, inv_inertia: ArrayLike
+) -> FigureData:
+    """The traces of every run in ``runs`` (by method name) and of the exact ``reference``.
+
+    All runs are recorded at the reference's times (the same case, ``dt`` and ``every``).
+    """
+    methods = {name: curve(tr, inv_inertia, reference) for name, tr in runs.items()}
+    ref = curve(reference, inv_inertia)
+    ranges = {p.id: _window(p, [*methods.values(), ref], ref) for p in PANELS}
+    return FigureData(np.asarray(reference.t, dtype=np.float64), methods, ref, ranges)
+
+
+#: A panel counts as flat when its values spread less than this fraction of their median.
+FLAT_RTOL = 1e-6
+#: Half-width of the window of a flat panel, relative to its value.
+FLAT_WINDOW = 1e-3
+#: The "reference" window reaches this factor beyond the reference's largest vector.
+REFERENCE_MARGIN = 1.15
+
+
+def _window(
+    panel: Panel, curves: Iterable[Curve], reference: Curve
+) -> dict[str, list[float] | None]:
+    """Axis ranges of ``panel`` by its :attr:`Panel.window` rule."""
+    out: dict[str, list[float] | None] = {"x": None, "y": None}
+    if panel.window == "flat":
+        ys = [series(c, [], panel.y) for c in curves]
+        y = np.concatenate([v for v in ys if v is not None])
+        y = y[np.isfinite(y)]
+        mid = float(np.median(y)) if y.size else 0.0
+        if mid > 0 and np.ptp(y) < FLAT_RTOL * mid:
+            out["y"] = [mid * (1 - FLAT_WINDOW), mid * (1 + FLAT_WINDOW)]
+    elif panel.window == "reference":
+        for axis, ref in (("x", panel.x), ("y", panel.y)):
+            norm = np.linalg.norm(reference[ref.partition(".")[0]], axis=-1)
+            r = REFERENCE_MARGIN * float(np.nanmax(norm))
+            out[axis] = [-r, r]
+    elif panel.window is not None:
+        raise ValueError(f"panel {panel.id!r}: unknown window {panel.window!r}")
+    return out
+
+
+def spec() -> dict[str, Any]:
+    """The figure spec as JSON-ready data (the lab's ``GET /api/figure``).
+
+    Keys: ``grid`` (rows, columns), ``time`` (:data:`TIME`), ``traces`` (name, label,
+    components, of_reference), ``panels`` and ``figures`` (the fields of :class:`Panel`
+    and :class:`Figure`), ``colors`` (:func:`colors`) and ``reference`` (the fields of
+    :data:`REFERENCE`).
+    """
+    return {
+        "grid": list(GRID),
+        "time": TIME,
+        "traces": [
+            {
+                "name": t.name,
+                "label": t.label,
+                "components": t.components,
+                "of_reference": t.of_reference,
+            }
+            for t in TRACES.values()
+        ],
+        "panels": [asdict(p) for p in PANELS],
+        "figures": [asdict(f) for f in FIGURES],
+        "colors": colors(),
+        "reference": asdict(REFERENCE),
+    }
