@@ -224,14 +224,8 @@ def _energy_error(d: _Data) -> np.ndarray:
 
 def _exact_q(d: _Data, t: np.ndarray) -> np.ndarray:
     """Exact torque-free attitudes ``(len(t), *batch, 4)`` from the first record, at ``t``."""
-    nb = int(np.prod(d.batch, dtype=np.int64))
-    q0 = np.ascontiguousarray(d.q[0]).reshape(nb, 4)
-    Lb0 = np.ascontiguousarray(d.L_body[0]).reshape(nb, 3)
-    J = np.ascontiguousarray(d.J).reshape(nb, 3)
-    Lb0 = np.where(J > 0, Lb0, 0.0)
-    w0 = rotation.quat_rotate(q0, J * Lb0)
-    q_exact, _, _ = exact._solve(q0, w0, Lb0, J, t)
-    return q_exact.reshape((t.shape[0], *d.batch, 4))
+    J = np.broadcast_to(d.J, (*d.batch, 3))
+    return exact.torque_free_from_momentum(d.q[0], d.L_body[0], J, t)[0]
 
 
 # --------------------------------------------------------------------------------------

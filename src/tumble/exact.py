@@ -47,7 +47,15 @@ from tumble import rotation
 from tumble._errors import InputError
 from tumble._validate import as_float_array, broadcast_leading, common_dtype
 
-__all__ = ["EQUAL_RTOL", "HELD_AXIS_RTOL", "MAX_PHASE", "body_period", "torque_free"]
+__all__ = [
+    "EQUAL_RTOL",
+    "HELD_AXIS_RTOL",
+    "MAX_PHASE",
+    "UNIT_RTOL",
+    "body_period",
+    "torque_free",
+    "torque_free_from_momentum",
+]
 
 #: Two inverse moments count as equal (symmetric path) when they differ by at most this
 #: times the largest one: a few float64 ulps. The symmetric formula's error grows like
@@ -629,6 +637,64 @@ def torque_free(
         qt.reshape(tt.shape + batch + (4,)).astype(dtype),
         wt.reshape(tt.shape + batch + (3,)).astype(dtype),
     )
+
+
+#: Largest accepted ``| |q0| - 1 |`` of :func:`torque_free_from_momentum`, which uses
+#: ``q0`` as given: a recorded attitude is unit to round-off, far inside this.
+UNIT_RTOL = 1e-6
+
+
+def torque_free_from_momentum(
+    q0: ArrayLike, L_body0: ArrayLike, inv_inertia: ArrayLike, t: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`torque_free` from the body-frame angular momentum instead of ``omega0``.
+
+    The state a :class:`tumble.trajectory.Trajectory` records is ``(q, L_body)``; starting
+    from it directly spares the round trip ``L_b -> omega -> L_b`` and its last-bit changes,
+    so scores computed from a trajectory are reproducible to the bit. ``q0`` is used as
+    given (not renormalised) and must be unit to :data:`UNIT_RTOL`; ``L_body0`` on an axis
+    with ``J_i = 0`` is ignored (the constraint holds it, as in :mod:`tumble.rigid`).
+    Same motion, accuracy and cost as :func:`torque_free`: ``omega0 = R0 J L_body0``.
+
+    Parameters
+    ----------
+    q0 : array_like, shape (..., 4)
+        Unit body-to-world quaternion at ``t = 0``.
+    L_body0 : array_like, shape (..., 3)
+        Body-frame angular momentum at ``t = 0``.
+    inv_inertia : array_like, shape (..., 3)
+        Principal inverse moments, ``>= 0``.
+    t : array_like, shape (nt,) or scalar
+        Times.
+
+    Returns
+    -------
+    q : ndarray, shape (nt, ..., 4)
+    omega : ndarray, shape (nt, ..., 3)
+        World angular velocity; float64.
+    """
+    q = as_float_array(q0, "q0", (4,)).astype(np.float64)
+    Lb = as_float_array(L_body0, "L_body0", (3,)).astype(np.float64)
+    J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)
+    batch = broadcast_leading(q0=(q, 1), L_body0=(Lb, 1), inv_inertia=(J, 1))
+    if np.any(J < 0):
+        raise InputError(
+            f"inv_inertia: expected inverse moments >= 0, got minimum {float(np.min(J)):.6g}"
+        )
+    off = np.abs(np.linalg.norm(q, axis=-1) - 1.0)
+    if np.any(~(off <= UNIT_RTOL)):
+        raise InputError(
+            f"q0: expected unit quaternions (| |q0| - 1 | <= {UNIT_RTOL:g}), got "
+            f"| |q0| - 1 | = {float(np.max(off)):.3g}"
+        )
+    nb = int(np.prod(batch, dtype=np.int64))
+    qf = np.ascontiguousarray(np.broadcast_to(q, (*batch, 4))).reshape(nb, 4)
+    Jf = np.ascontiguousarray(np.broadcast_to(J, (*batch, 3))).reshape(nb, 3)
+    Lf = np.where(Jf > 0, np.broadcast_to(Lb, (*batch, 3)).reshape(nb, 3), 0.0)
+    tt = _times(t)
+    _check_phase(Lf, Jf, tt)
+    qt, wt, _ = _solve(qf, rotation.quat_rotate(qf, Jf * Lf), Lf, Jf, tt.ravel())
+    return qt.reshape(tt.shape + batch + (4,)), wt.reshape(tt.shape + batch + (3,))
 
 
 def body_period(q0: ArrayLike, omega0: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
