@@ -24,6 +24,7 @@ import numpy as np
 
 from tumble._errors import InputError
 from tumble._kernels import transform as _k
+from tumble._linalg import antisymmetric_part, axial_vector, cross_matrix
 from tumble._validate import (
     as_choice,
     as_float_array,
@@ -31,16 +32,11 @@ from tumble._validate import (
     as_int,
     as_scalar,
     check_rotation_matrix,
+    check_skew,
 )
-from tumble.transform import (
-    DynamicTransform,
-    Transform,
-    _frozen,
-    _skew_tolerance,
-    skew2,
-    skew3,
-    unskew3,
-)
+from tumble.kinematics import magnus
+from tumble.rotation import rotvec_to_matrix
+from tumble.transform import DynamicTransform, Transform, skew2
 
 __all__ = ["Hierarchy", "HierarchyGlobals", "LocalAcceleration"]
 
@@ -64,7 +60,7 @@ class LocalAcceleration:
     * ``centrifugal = -omega2~^2 T1``
     * ``coriolis = -2 omega2~ v1``
 
-    In 3-D with the vectors ``w = unskew3(omega2~)``, ``al = unskew3(alpha2~)``:
+    In 3-D with the vectors ``w = unskew(omega2~)``, ``al = unskew(alpha2~)``:
     centrifugal ``-w x (w x T1)``, Coriolis ``-2 w x v1``, Euler ``-al x T1``.
     In 2-D with scalars ``w``, ``al`` and ``(x, y)_perp = (-y, x)``: centrifugal
     ``w^2 T1``, Coriolis ``-2 w v1_perp``, Euler ``-al T1_perp``.
@@ -541,10 +537,7 @@ class Hierarchy:
     ) -> np.ndarray:
         n = self._n
         if n == 3:
-            from tumble.kinematics import magnus
-            from tumble.rotation import rotvec_to_matrix
-
-            Omega = magnus(unskew3(w), unskew3(al), h, order=order)
+            Omega = magnus(axial_vector(w), axial_vector(al), h, order=order)
             return np.asarray(rotvec_to_matrix(Omega), dtype=self._dtype)
         Om = np.empty_like(w)
         _k.magnus_skew(w, al, self._dtype.type(h), order, Om)
@@ -585,12 +578,13 @@ class Hierarchy:
             kernel(order, level_start, self._parent[:N], self._T[:N], self._R[:N], self._S[:N],
                    self._v[:N], self._a[:N], self._w[:N], self._al[:N],
                    gT, gR, gS, gv, ga, gw, gal)
-        dead = ~self._alive[:N]
-        for x in out:
-            if order.size < N:
-                x[dead] = np.nan
+        alive = self._alive[:N].copy()
+        if order.size < N:
+            for x in out:
+                x[~alive] = np.nan
+        for x in (*out, alive):
             x.flags.writeable = False
-        return HierarchyGlobals(gT, gR, gS, gv, ga, gw, gal, alive=_frozen(self._alive[:N]))
+        return HierarchyGlobals(gT, gR, gS, gv, ga, gw, gal, alive=alive)
 
 
 def _batch(x: Any, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -609,12 +603,8 @@ def _skew_batch(x: Any, name: str, m: int, n: int, dtype: np.dtype) -> np.ndarra
     if n == 2 and arr.shape == (m,):
         return skew2(arr).astype(dtype)
     if n == 3 and arr.shape == (m, 3):
-        return skew3(arr).astype(dtype)
+        return cross_matrix(arr).astype(dtype)
     if arr.shape != (m, n, n):
         raise InputError(f"{name}: expected shape {(m, n, n)}, got shape {arr.shape}")
-    asym = float(np.max(np.abs(arr + np.swapaxes(arr, -1, -2)), initial=0.0))
-    tol = _skew_tolerance(arr.dtype, float(np.max(np.abs(arr), initial=0.0)))
-    if asym > tol:
-        raise InputError(f"{name}: expected skew-symmetric matrices (W^T = -W within "
-                         f"{tol:.2g}), got max |W + W^T| = {asym:.3g}")
-    return (0.5 * (arr - np.swapaxes(arr, -1, -2))).astype(dtype)
+    check_skew(arr, name, "skew-symmetric matrices")
+    return antisymmetric_part(arr).astype(dtype)

@@ -38,6 +38,7 @@ import numpy as np
 from tumble._errors import InputError
 from tumble._kernels import rotation as _k
 from tumble._kernels.dispatch import use_parallel
+from tumble._linalg import axial_vector, cross_matrix
 from tumble._validate import (
     as_float_array,
     as_float_dtype,
@@ -47,7 +48,6 @@ from tumble._validate import (
     common_dtype,
     rotation_tolerance,
 )
-from tumble.transform import _axial_vector, _cross_matrix
 
 __all__ = [
     "cayley_quat",
@@ -429,7 +429,7 @@ def skew(v: Any) -> np.ndarray:
     -------
     ndarray, shape (..., 3, 3)
     """
-    return _cross_matrix(_vec(v, "v"))
+    return cross_matrix(_vec(v, "v"))
 
 
 def unskew(W: Any) -> np.ndarray:
@@ -447,7 +447,7 @@ def unskew(W: Any) -> np.ndarray:
     -------
     ndarray, shape (..., 3)
     """
-    return _axial_vector(as_float_array(W, "W", (3, 3)))
+    return axial_vector(as_float_array(W, "W", (3, 3)))
 
 
 def quat_exp(x: Any) -> np.ndarray:

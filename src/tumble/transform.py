@@ -36,15 +36,18 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tumble._errors import InputError
+from tumble._linalg import antisymmetric_part, axial_vector, cross_matrix
 from tumble._validate import (
     as_float_array,
     as_float_dtype,
     as_int,
     as_scalar,
     check_rotation_matrix,
+    check_skew,
     common_dtype,
     rotation_tolerance,
 )
+from tumble.rotation import quat_to_matrix, rotvec_to_matrix
 
 __all__ = [
     "DynamicDelta",
@@ -52,26 +55,14 @@ __all__ = [
     "Transform",
     "rotation_tolerance",
     "skew2",
-    "skew3",
     "unskew2",
-    "unskew3",
 ]
-
-
-def _skew_tolerance(dtype: Any, magnitude: float) -> float:
-    """Largest ``|W + W^T|`` entry accepted for a skew matrix of the given magnitude."""
-    return float(np.sqrt(np.finfo(np.dtype(dtype)).eps) * max(1.0, magnitude))
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.array(a, copy=True)
     a.flags.writeable = False
     return a
-
-
-def _skew_part(W: np.ndarray) -> np.ndarray:
-    """``(W - W^T) / 2``: removes the round-off that breaks exact skew symmetry."""
-    return 0.5 * (W - np.swapaxes(W, -1, -2))
 
 
 def _commutator(A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -102,43 +93,14 @@ def _as_skew(x: Any, name: str, n: int) -> np.ndarray:
     if n == 2 and arr.ndim == 0:
         return skew2(arr)
     if n == 3 and arr.shape == (3,):
-        return skew3(arr)
+        return cross_matrix(arr)
     if arr.shape != (n, n):
         compact = {2: " or a scalar", 3: " or a 3-vector"}.get(n, "")
         raise InputError(
             f"{name}: expected a skew-symmetric ({n}, {n}) matrix{compact}, got shape {arr.shape}"
         )
-    asym = float(np.max(np.abs(arr + arr.T), initial=0.0))
-    tol = _skew_tolerance(arr.dtype, float(np.max(np.abs(arr), initial=0.0)))
-    if asym > tol:
-        raise InputError(
-            f"{name}: expected a skew-symmetric matrix (W^T = -W within {tol:.2g}), "
-            f"got max |W + W^T| = {asym:.3g}"
-        )
-    return _skew_part(arr)
-
-
-# The 3-D skew formulas live here, not in tumble.rotation: that module loads numba and its
-# compiled kernels, so this NumPy-only module imports it lazily, while it imports this one.
-def _cross_matrix(w: np.ndarray) -> np.ndarray:
-    """``[w]x`` of validated ``(..., 3)`` vectors; also behind :func:`tumble.rotation.skew`."""
-    out = np.zeros((*w.shape[:-1], 3, 3), dtype=w.dtype)
-    x, y, z = w[..., 0], w[..., 1], w[..., 2]
-    out[..., 0, 1], out[..., 0, 2] = -z, y
-    out[..., 1, 0], out[..., 1, 2] = z, -x
-    out[..., 2, 0], out[..., 2, 1] = -y, x
-    return out
-
-
-def _axial_vector(W: np.ndarray) -> np.ndarray:
-    """``w`` with ``[w]x = (W - W^T) / 2`` of validated ``(..., 3, 3)`` matrices.
-
-    Also behind :func:`tumble.rotation.unskew`.
-    """
-    return 0.5 * np.stack(
-        [W[..., 2, 1] - W[..., 1, 2], W[..., 0, 2] - W[..., 2, 0], W[..., 1, 0] - W[..., 0, 1]],
-        axis=-1,
-    )
+    check_skew(arr, name, "a skew-symmetric matrix")
+    return antisymmetric_part(arr)
 
 
 def skew2(w: Any) -> np.ndarray:
@@ -175,34 +137,6 @@ def unskew2(W: Any) -> np.ndarray:
     """
     W = as_float_array(W, "W", (2, 2))
     return 0.5 * (W[..., 1, 0] - W[..., 0, 1])
-
-
-def skew3(w: Any) -> np.ndarray:
-    """The 3-D cross-product matrix ``[w]x`` of the vector ``w``: ``[w]x v = w x v``.
-
-    Parameters
-    ----------
-    w : array_like, shape (..., 3)
-
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-    """
-    return _cross_matrix(as_float_array(w, "w", (3,)))
-
-
-def unskew3(W: Any) -> np.ndarray:
-    """The vector ``w`` of a 3-D cross-product matrix ``[w]x`` (antisymmetric part).
-
-    Parameters
-    ----------
-    W : array_like, shape (..., 3, 3)
-
-    Returns
-    -------
-    ndarray, shape (..., 3)
-    """
-    return _axial_vector(as_float_array(W, "W", (3, 3)))
 
 
 def _dimension_mismatch(name: str, n_self: int, n_other: int) -> InputError:
@@ -322,8 +256,6 @@ class Transform:
         ``R = quat_to_matrix(q)`` (active rotation ``v' = q v q*``; see
         :func:`tumble.rotation.quat_to_matrix` for how non-unit input is treated).
         """
-        from tumble.rotation import quat_to_matrix
-
         q = as_float_array(q, "q", (4,))
         if q.ndim != 1:
             raise InputError(f"q: expected shape (4,), got shape {q.shape}")
@@ -338,8 +270,6 @@ class Transform:
         cls, phi: Any, translation: Any = (0.0, 0.0, 0.0), scale: Any = 1.0
     ) -> Transform:
         """A 3-D transform rotating by ``|phi|`` radians about ``phi / |phi|``."""
-        from tumble.rotation import rotvec_to_matrix
-
         phi = as_float_array(phi, "phi", (3,))
         if phi.ndim != 1:
             raise InputError(f"phi: expected shape (3,), got shape {phi.shape}")
@@ -435,7 +365,8 @@ class DynamicTransform:
     angular_velocity : array_like, shape (n, n), optional
         ``omega`` with ``dR/dt = omega R``: a skew matrix in the parent's basis (default
         zero). In 2-D a scalar ``w`` (meaning ``[[0, -w], [w, 0]]``) and in 3-D a vector
-        ``w`` (meaning ``[w]x``) are accepted too; see :func:`skew2`, :func:`skew3`.
+        ``w`` (meaning ``[w]x``) are accepted too; see :func:`skew2` and
+        :func:`tumble.rotation.skew`.
     angular_acceleration : array_like, shape (n, n), optional
         ``alpha = d omega/dt``, same forms as ``angular_velocity``.
 
@@ -512,7 +443,7 @@ class DynamicTransform:
         """Build from already valid components (no checks: internal results only)."""
         out = cls.__new__(cls)
         dtype = common_dtype(transform.translation, v, a, w, al)
-        out._init(transform, v, a, _skew_part(w), _skew_part(al), dtype)
+        out._init(transform, v, a, antisymmetric_part(w), antisymmetric_part(al), dtype)
         return out
 
     @property
@@ -551,7 +482,10 @@ class DynamicTransform:
         return self._velocity.dtype
 
     def angular_velocity_compact(self) -> Any:
-        """``omega`` as a scalar (2-D, :func:`unskew2`) or a 3-vector (3-D, :func:`unskew3`)."""
+        """``omega`` as a scalar (2-D, :func:`unskew2`) or a 3-vector (3-D, ``unskew``).
+
+        The 3-vector is :func:`tumble.rotation.unskew` of the matrix.
+        """
         return _compact(self._angular_velocity, "angular_velocity_compact")
 
     def angular_acceleration_compact(self) -> Any:
@@ -680,7 +614,7 @@ class DynamicTransform:
         parent's basis; the result is an (n, n) skew matrix in the world basis.
         """
         R2 = self._transform.rotation
-        return _skew_part(R2 @ self._skew(dw, "dw") @ R2.T)
+        return antisymmetric_part(R2 @ self._skew(dw, "dw") @ R2.T)
 
     def delta_angular_acceleration(self, dw: Any, dalpha: Any) -> np.ndarray:
         """Global change of a child's angular acceleration.
@@ -690,7 +624,7 @@ class DynamicTransform:
         """
         R2 = self._transform.rotation
         dw3 = R2 @ self._skew(dw, "dw") @ R2.T
-        return _skew_part(R2 @ self._skew(dalpha, "dalpha") @ R2.T
+        return antisymmetric_part(R2 @ self._skew(dalpha, "dalpha") @ R2.T
                           + _commutator(self._angular_velocity, dw3))
 
     # Global-to-local deltas: the local change of a child that produces a given global one.
@@ -712,7 +646,7 @@ class DynamicTransform:
     def delta_angular_velocity_to_local(self, dw: Any) -> np.ndarray:
         """Local angular velocity change for a global one: ``dw1 = R2^T dw3 R2``."""
         R2 = self._transform.rotation
-        return _skew_part(R2.T @ self._skew(dw, "dw") @ R2)
+        return antisymmetric_part(R2.T @ self._skew(dw, "dw") @ R2)
 
     def delta_angular_acceleration_to_local(self, dw: Any, dalpha: Any) -> np.ndarray:
         """Local angular acceleration change: ``dalpha1 = R2^T (dalpha3 + [dw3, omega2]) R2``."""
@@ -720,7 +654,7 @@ class DynamicTransform:
         inner = self._skew(dalpha, "dalpha") + _commutator(
             self._skew(dw, "dw"), self._angular_velocity
         )
-        return _skew_part(R2.T @ inner @ R2)
+        return antisymmetric_part(R2.T @ inner @ R2)
 
     def inherited_delta(
         self,
@@ -759,7 +693,7 @@ class DynamicTransform:
         dal3 = dal2 + _commutator(dw2, W1)
         dtype = self.dtype
         return DynamicDelta(dv3.astype(dtype), da3.astype(dtype), dw2.astype(dtype),
-                            _skew_part(dal3).astype(dtype))
+                            antisymmetric_part(dal3).astype(dtype))
 
     def __repr__(self) -> str:
         return (
@@ -775,5 +709,5 @@ def _compact(W: np.ndarray, name: str) -> Any:
     if n == 2:
         return float(unskew2(W))
     if n == 3:
-        return unskew3(W)
+        return axial_vector(W)
     raise InputError(f"{name}: compact forms exist in 2-D and 3-D only, this is {n}-D")
