@@ -48,18 +48,14 @@ def as_float_array(
     except Exception as exc:  # ragged nested sequences and the like
         raise InputError(f"{name}: expected a real array, got {describe(x)} ({exc})") from None
     if arr.dtype.kind not in "iuf":
-        raise InputError(
-            f"{name}: expected a real (integer or float) array, got dtype {arr.dtype}"
-        )
+        raise InputError(f"{name}: expected a real (integer or float) array, got dtype {arr.dtype}")
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     elif arr.dtype not in _FLOATS:
         arr = arr.astype(np.float64)
     nt = len(trailing)
     if arr.ndim < nt or arr.shape[arr.ndim - nt :] != trailing:
-        raise InputError(
-            f"{name}: expected shape {_shape_text(trailing)}, got shape {arr.shape}"
-        )
+        raise InputError(f"{name}: expected shape {_shape_text(trailing)}, got shape {arr.shape}")
     if finite and not np.all(np.isfinite(arr)):
         raise InputError(f"{name}: expected finite values, got NaN or infinity")
     return arr

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from tumble._errors import InputError
 from tumble._kernels import transform as _k
@@ -100,8 +101,13 @@ class HierarchyGlobals:
         if i >= len(self) or not self.alive[i]:
             raise InputError(f"node: expected a live node id below {len(self)}, got {i}")
         A = Transform._make(self.translation[i], self.rotation[i], float(self.scale[i]))
-        return DynamicTransform._make(A, self.velocity[i], self.acceleration[i],
-                                      self.angular_velocity[i], self.angular_acceleration[i])
+        return DynamicTransform._make(
+            A,
+            self.velocity[i],
+            self.acceleration[i],
+            self.angular_velocity[i],
+            self.angular_acceleration[i],
+        )
 
 
 class Hierarchy:
@@ -122,7 +128,7 @@ class Hierarchy:
     rebuild of the breadth order after :meth:`add`, :meth:`remove`, :meth:`reparent`).
     """
 
-    def __init__(self, n: int, dtype: Any = np.float64) -> None:
+    def __init__(self, n: int, dtype: DTypeLike = np.float64) -> None:
         self._n = as_int(n, "n", minimum=1)
         self._dtype = as_float_dtype(dtype)
         self._count = 0
@@ -158,8 +164,12 @@ class Hierarchy:
         return self._n_alive
 
     def __contains__(self, node: object) -> bool:
-        return (isinstance(node, int | np.integer) and not isinstance(node, bool)
-                and 0 <= int(node) < self._count and bool(self._alive[int(node)]))
+        return (
+            isinstance(node, int | np.integer)
+            and not isinstance(node, bool)
+            and 0 <= int(node) < self._count
+            and bool(self._alive[int(node)])
+        )
 
     def nodes(self) -> np.ndarray:
         """Ids of the live nodes, ascending."""
@@ -168,8 +178,9 @@ class Hierarchy:
     def _node(self, node: Any, name: str = "node") -> int:
         i = as_int(node, name)
         if not 0 <= i < self._count or not self._alive[i]:
-            raise InputError(f"{name}: expected a node of this hierarchy, got {i} "
-                             "(unknown or removed)")
+            raise InputError(
+                f"{name}: expected a node of this hierarchy, got {i} (unknown or removed)"
+            )
         return i
 
     def parent(self, node: Any) -> int | None:
@@ -181,7 +192,7 @@ class Hierarchy:
         """Ids of the node's immediate children, ascending."""
         i = self._node(node)
         start, kids = self._children()
-        return kids[start[i]: start[i + 1]].copy()
+        return kids[start[i] : start[i + 1]].copy()
 
     def _children(self) -> tuple[np.ndarray, np.ndarray]:
         if self._children_index is None:
@@ -197,7 +208,7 @@ class Hierarchy:
         found = [np.array([i])]
         frontier = found[0]
         while frontier.size:
-            frontier = np.concatenate([kids[start[j]: start[j + 1]] for j in frontier])
+            frontier = np.concatenate([kids[start[j] : start[j + 1]] for j in frontier])
             found.append(frontier)
         return np.concatenate(found)
 
@@ -227,8 +238,9 @@ class Hierarchy:
         if isinstance(local, Transform):
             local = DynamicTransform(local)
         if not isinstance(local, DynamicTransform):
-            raise InputError(f"{name}: expected a DynamicTransform or Transform, "
-                             f"got {type(local).__name__}")
+            raise InputError(
+                f"{name}: expected a DynamicTransform or Transform, got {type(local).__name__}"
+            )
         if local.n != self._n:
             raise InputError(f"{name}: expected a {self._n}-D transform, got a {local.n}-D one")
         return local
@@ -272,14 +284,14 @@ class Hierarchy:
 
     def add_many(
         self,
-        parent: Any,
-        translation: Any,
-        rotation: Any,
-        scale: Any = 1.0,
-        velocity: Any = None,
-        acceleration: Any = None,
-        angular_velocity: Any = None,
-        angular_acceleration: Any = None,
+        parent: ArrayLike,
+        translation: ArrayLike,
+        rotation: ArrayLike,
+        scale: ArrayLike = 1.0,
+        velocity: ArrayLike | None = None,
+        acceleration: ArrayLike | None = None,
+        angular_velocity: ArrayLike | None = None,
+        angular_acceleration: ArrayLike | None = None,
     ) -> np.ndarray:
         """Add ``m`` nodes at once from arrays (the bulk form of :meth:`add`).
 
@@ -307,8 +319,9 @@ class Hierarchy:
         if par.shape == (0,):
             par = par.astype(np.int64)  # an empty list arrives as float64
         if par.ndim != 1 or par.dtype.kind not in "iu":
-            raise InputError(f"parent: expected a 1-D integer array, got {par.dtype} "
-                             f"of shape {par.shape}")
+            raise InputError(
+                f"parent: expected a 1-D integer array, got {par.dtype} of shape {par.shape}"
+            )
         m = par.shape[0]
         par = par.astype(np.int64)
         own = first + np.arange(m)
@@ -317,13 +330,18 @@ class Hierarchy:
         ok[old] &= self._alive[par[old]]
         if not np.all(ok):
             j = int(np.flatnonzero(~ok)[0])
-            raise InputError(f"parent: entry {j} is {int(par[j])}, expected -1, a live node "
-                             f"or a new node earlier in the batch (ids {first}..{first + m - 1})")
+            raise InputError(
+                f"parent: entry {j} is {int(par[j])}, expected -1, a live node "
+                f"or a new node earlier in the batch (ids {first}..{first + m - 1})"
+            )
         T = _batch(translation, "translation", (m, n), self._dtype)
         R = _batch(rotation, "rotation", (m, n, n), self._dtype)
         check_rotation_matrix(R, "rotation")
-        S = np.broadcast_to(as_float_array(scale, "scale"), (m,)) if np.ndim(scale) == 0 \
+        S = (
+            np.broadcast_to(as_float_array(scale, "scale"), (m,))
+            if np.ndim(scale) == 0
             else _batch(scale, "scale", (m,), self._dtype)
+        )
         if np.any(S <= 0):
             raise InputError(f"scale: expected positive values, got min {float(np.min(S))}")
         v = _batch(velocity, "velocity", (m, n), self._dtype)
@@ -363,8 +381,10 @@ class Hierarchy:
         j = p
         while j >= 0:
             if j == i:
-                raise InputError(f"parent: node {p} lies in the subtree of node {i}; "
-                                 "reparenting there would make a cycle")
+                raise InputError(
+                    f"parent: node {p} lies in the subtree of node {i}; "
+                    "reparenting there would make a cycle"
+                )
             j = int(self._parent[j])
         g = self.global_(i)
         self._parent[i] = p
@@ -377,8 +397,9 @@ class Hierarchy:
         """The node's dynamic relative to its parent (parent coordinates)."""
         i = self._node(node)
         A = Transform._make(self._T[i].copy(), self._R[i].copy(), float(self._S[i]))
-        return DynamicTransform._make(A, self._v[i].copy(), self._a[i].copy(),
-                                      self._w[i].copy(), self._al[i].copy())
+        return DynamicTransform._make(
+            A, self._v[i].copy(), self._a[i].copy(), self._w[i].copy(), self._al[i].copy()
+        )
 
     def set_local(self, node: Any, local: Any) -> None:
         """Replace the node's local dynamic (a Transform means zero velocities)."""
@@ -416,7 +437,7 @@ class Hierarchy:
 
     # ------------------------------------------------------------------ forces, impulses
 
-    def local_acceleration(self, node: Any, force: Any, mass: Any) -> LocalAcceleration:
+    def local_acceleration(self, node: Any, force: ArrayLike, mass: Any) -> LocalAcceleration:
         """The node's acceleration relative to its parent when ``force`` acts on it.
 
         Parameters
@@ -454,11 +475,12 @@ class Hierarchy:
         centrifugal = -(w_t @ (w_t @ T1))
         coriolis = -2 * (w_t @ v1)
         total = applied + linear + euler + centrifugal + coriolis
-        return LocalAcceleration(*(x.astype(self._dtype) for x in
-                                   (total, applied, linear, euler, centrifugal, coriolis)))
+        return LocalAcceleration(
+            *(x.astype(self._dtype) for x in (total, applied, linear, euler, centrifugal, coriolis))
+        )
 
     def apply_impulse(
-        self, node: Any, impulse: Any, mass: Any, isolate_children: bool = False
+        self, node: Any, impulse: ArrayLike, mass: Any, isolate_children: bool = False
     ) -> None:
         """Apply a linear impulse to a node, changing its local velocity and acceleration.
 
@@ -501,7 +523,7 @@ class Hierarchy:
 
     # ------------------------------------------------------------------ time
 
-    def step(self, dt: Any, order: int = 2) -> None:
+    def step(self, dt: ArrayLike, order: int = 2) -> None:
         """Advance every node's local dynamic by ``dt`` with constant accelerations.
 
         Translation (exact for constant ``a1``): ``T1 += v1 dt + a1 dt^2 / 2``,
@@ -525,8 +547,14 @@ class Hierarchy:
         N = self._count
         if N == 0:
             return
-        T, v, a, w, al, R = (self._T[:N], self._v[:N], self._a[:N], self._w[:N],
-                             self._al[:N], self._R[:N])
+        T, v, a, w, al, R = (
+            self._T[:N],
+            self._v[:N],
+            self._a[:N],
+            self._w[:N],
+            self._al[:N],
+            self._R[:N],
+        )
         _k.translate_nodes(T, v, a, self._dtype.type(h))
         E = self._rotation_increment(w, al, h, order)
         R[...] = E @ R
@@ -568,16 +596,34 @@ class Hierarchy:
         """
         order, level_start, _ = self._levels()
         N, dt = self._count, self._dtype
-        out = [np.empty((N, *x.shape[1:]), dt) for x in (self._T, self._R, self._S, self._v,
-                                                         self._a, self._w, self._al)]
+        out = [
+            np.empty((N, *x.shape[1:]), dt)
+            for x in (self._T, self._R, self._S, self._v, self._a, self._w, self._al)
+        ]
         gT, gR, gS, gv, ga, gw, gal = out
         if not isinstance(parallel, bool | np.bool_):
             raise InputError(f"parallel: expected a bool, got {parallel!r}")
         kernel = _k.globals_parallel if parallel else _k.globals_serial
         if N:
-            kernel(order, level_start, self._parent[:N], self._T[:N], self._R[:N], self._S[:N],
-                   self._v[:N], self._a[:N], self._w[:N], self._al[:N],
-                   gT, gR, gS, gv, ga, gw, gal)
+            kernel(
+                order,
+                level_start,
+                self._parent[:N],
+                self._T[:N],
+                self._R[:N],
+                self._S[:N],
+                self._v[:N],
+                self._a[:N],
+                self._w[:N],
+                self._al[:N],
+                gT,
+                gR,
+                gS,
+                gv,
+                ga,
+                gw,
+                gal,
+            )
         alive = self._alive[:N].copy()
         if order.size < N:
             for x in out:

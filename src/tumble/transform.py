@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from tumble._errors import InputError
 from tumble._linalg import antisymmetric_part, axial_vector, cross_matrix
@@ -72,8 +73,9 @@ def _commutator(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 def _as_rotation(x: Any, name: str, n: int | None = None) -> np.ndarray:
     R = as_float_array(x, name)
     if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] < 1:
-        raise InputError(f"{name}: expected a square matrix of shape (n, n) with n >= 1, "
-                         f"got {R.shape}")
+        raise InputError(
+            f"{name}: expected a square matrix of shape (n, n) with n >= 1, got {R.shape}"
+        )
     if n is not None and R.shape[0] != n:
         raise InputError(f"{name}: expected shape ({n}, {n}), got shape {R.shape}")
     check_rotation_matrix(R, name)
@@ -103,7 +105,7 @@ def _as_skew(x: Any, name: str, n: int) -> np.ndarray:
     return antisymmetric_part(arr)
 
 
-def skew2(w: Any) -> np.ndarray:
+def skew2(w: ArrayLike) -> np.ndarray:
     """The 2-D angular velocity matrix of the scalar rate ``w``.
 
     ``[[0, -w], [w, 0]]``, whose action on a vector is ``w v_perp`` with
@@ -124,7 +126,7 @@ def skew2(w: Any) -> np.ndarray:
     return out
 
 
-def unskew2(W: Any) -> np.ndarray:
+def unskew2(W: ArrayLike) -> np.ndarray:
     """The scalar rate ``w`` of a 2-D skew matrix ``[[0, -w], [w, 0]]``.
 
     Parameters
@@ -169,7 +171,7 @@ class Transform:
     _rotation: np.ndarray
     _scale: float
 
-    def __init__(self, translation: Any, rotation: Any, scale: Any = 1.0) -> None:
+    def __init__(self, translation: ArrayLike, rotation: ArrayLike, scale: Any = 1.0) -> None:
         R = _as_rotation(rotation, "rotation")
         n = R.shape[0]
         T = _as_vector(translation, "translation", n)
@@ -224,14 +226,16 @@ class Transform:
         return self.dtype.type(x)
 
     @classmethod
-    def identity(cls, n: int, dtype: Any = np.float64) -> Transform:
+    def identity(cls, n: int, dtype: DTypeLike = np.float64) -> Transform:
         """The identity ``(0, id, 1)`` of n-dimensional space."""
         n = as_int(n, "n", minimum=1)
         dtype = as_float_dtype(dtype)
         return cls._make(np.zeros(n, dtype), np.eye(n, dtype=dtype), 1.0)
 
     @classmethod
-    def from_angle(cls, angle: Any, translation: Any = (0.0, 0.0), scale: Any = 1.0) -> Transform:
+    def from_angle(
+        cls, angle: Any, translation: ArrayLike = (0.0, 0.0), scale: Any = 1.0
+    ) -> Transform:
         """A 2-D transform rotating counter-clockwise by ``angle`` radians.
 
         ``R = [[cos, -sin], [sin, cos]]``.
@@ -250,7 +254,9 @@ class Transform:
         return float(np.arctan2(self._rotation[1, 0], self._rotation[0, 0]))
 
     @classmethod
-    def from_quat(cls, q: Any, translation: Any = (0.0, 0.0, 0.0), scale: Any = 1.0) -> Transform:
+    def from_quat(
+        cls, q: ArrayLike, translation: ArrayLike = (0.0, 0.0, 0.0), scale: Any = 1.0
+    ) -> Transform:
         """A 3-D transform whose rotation is the unit quaternion ``q = (w, x, y, z)``.
 
         ``R = quat_to_matrix(q)`` (active rotation ``v' = q v q*``; see
@@ -267,7 +273,7 @@ class Transform:
 
     @classmethod
     def from_rotvec(
-        cls, phi: Any, translation: Any = (0.0, 0.0, 0.0), scale: Any = 1.0
+        cls, phi: ArrayLike, translation: ArrayLike = (0.0, 0.0, 0.0), scale: Any = 1.0
     ) -> Transform:
         """A 3-D transform rotating by ``|phi|`` radians about ``phi / |phi|``."""
         phi = as_float_array(phi, "phi", (3,))
@@ -277,7 +283,7 @@ class Transform:
         S = as_scalar(scale, "scale", positive=True)
         return cls._make(T, np.asarray(rotvec_to_matrix(phi)), S)
 
-    def __call__(self, points: Any) -> np.ndarray:
+    def __call__(self, points: ArrayLike) -> np.ndarray:
         """Apply to points: ``x -> R S x + T``.
 
         Parameters
@@ -378,8 +384,13 @@ class DynamicTransform:
     enters. The scale is taken as constant in time.
     """
 
-    __slots__ = ("_acceleration", "_angular_acceleration", "_angular_velocity", "_transform",
-                 "_velocity")
+    __slots__ = (
+        "_acceleration",
+        "_angular_acceleration",
+        "_angular_velocity",
+        "_transform",
+        "_velocity",
+    )
 
     _transform: Transform
     _velocity: np.ndarray
@@ -390,10 +401,10 @@ class DynamicTransform:
     def __init__(
         self,
         transform: Transform,
-        velocity: Any = None,
-        acceleration: Any = None,
-        angular_velocity: Any = None,
-        angular_acceleration: Any = None,
+        velocity: ArrayLike | None = None,
+        acceleration: ArrayLike | None = None,
+        angular_velocity: ArrayLike | None = None,
+        angular_acceleration: ArrayLike | None = None,
     ) -> None:
         if not isinstance(transform, Transform):
             raise InputError(f"transform: expected a Transform, got {type(transform).__name__}")
@@ -401,13 +412,23 @@ class DynamicTransform:
         zero_v, zero_w = np.zeros(n), np.zeros((n, n))
         v = _as_vector(zero_v if velocity is None else velocity, "velocity", n)
         a = _as_vector(zero_v if acceleration is None else acceleration, "acceleration", n)
-        w = _as_skew(zero_w if angular_velocity is None else angular_velocity,
-                     "angular_velocity", n)
-        al = _as_skew(zero_w if angular_acceleration is None else angular_acceleration,
-                      "angular_acceleration", n)
-        given = [x for x, g in zip((v, a, w, al),
-                                   (velocity, acceleration, angular_velocity,
-                                    angular_acceleration), strict=True) if g is not None]
+        w = _as_skew(
+            zero_w if angular_velocity is None else angular_velocity, "angular_velocity", n
+        )
+        al = _as_skew(
+            zero_w if angular_acceleration is None else angular_acceleration,
+            "angular_acceleration",
+            n,
+        )
+        given = [
+            x
+            for x, g in zip(
+                (v, a, w, al),
+                (velocity, acceleration, angular_velocity, angular_acceleration),
+                strict=True,
+            )
+            if g is not None
+        ]
         dtype = common_dtype(transform.translation, *given)
         self._init(transform, v, a, w, al, dtype)
 
@@ -422,7 +443,8 @@ class DynamicTransform:
     ) -> None:
         if transform.dtype != dtype:
             transform = Transform._make(
-                transform.translation.astype(dtype), transform.rotation.astype(dtype),
+                transform.translation.astype(dtype),
+                transform.rotation.astype(dtype),
                 transform.scale,
             )
         self._transform = transform
@@ -481,19 +503,19 @@ class DynamicTransform:
         """float32 or float64."""
         return self._velocity.dtype
 
-    def angular_velocity_compact(self) -> Any:
+    def angular_velocity_compact(self) -> float | np.ndarray:
         """``omega`` as a scalar (2-D, :func:`unskew2`) or a 3-vector (3-D, ``unskew``).
 
         The 3-vector is :func:`tumble.rotation.unskew` of the matrix.
         """
         return _compact(self._angular_velocity, "angular_velocity_compact")
 
-    def angular_acceleration_compact(self) -> Any:
+    def angular_acceleration_compact(self) -> float | np.ndarray:
         """``alpha`` as a scalar (2-D) or a 3-vector (3-D)."""
         return _compact(self._angular_acceleration, "angular_acceleration_compact")
 
     @classmethod
-    def identity(cls, n: int, dtype: Any = np.float64) -> DynamicTransform:
+    def identity(cls, n: int, dtype: DTypeLike = np.float64) -> DynamicTransform:
         """The identity with null dynamics: an object is at rest relative to itself."""
         A = Transform.identity(n, dtype)
         z, Z = np.zeros(A.n, A.dtype), np.zeros((A.n, A.n), A.dtype)
@@ -528,8 +550,13 @@ class DynamicTransform:
         JT1 = J2 @ other._transform.translation
         Jv1 = J2 @ other._velocity
         v3 = self._velocity + Jv1 + w2 @ JT1
-        a3 = (self._acceleration + J2 @ other._acceleration + al2 @ JT1 + w2 @ (w2 @ JT1)
-              + 2 * (w2 @ Jv1))
+        a3 = (
+            self._acceleration
+            + J2 @ other._acceleration
+            + al2 @ JT1
+            + w2 @ (w2 @ JT1)
+            + 2 * (w2 @ Jv1)
+        )
         w3 = w2 + R2 @ other._angular_velocity @ R2.T
         al3 = al2 + R2 @ other._angular_acceleration @ R2.T + _commutator(w2, w3)
         return DynamicTransform._make(A3, v3, a3, w3, al3)
@@ -547,8 +574,12 @@ class DynamicTransform:
         """
         A = self._transform
         Jinv, R, T = A.inverse().linear, A.rotation, A.translation
-        w, al, v, a = (self._angular_velocity, self._angular_acceleration, self._velocity,
-                       self._acceleration)
+        w, al, v, a = (
+            self._angular_velocity,
+            self._angular_acceleration,
+            self._velocity,
+            self._acceleration,
+        )
         v_inv = Jinv @ (w @ T - v)
         a_inv = Jinv @ (al @ T - w @ (w @ T) + 2 * (w @ v) - a)
         return DynamicTransform._make(A.inverse(), v_inv, a_inv, -(R.T @ w @ R), -(R.T @ al @ R))
@@ -573,8 +604,9 @@ class DynamicTransform:
         dT = g._transform.translation - A2.translation
         dv = g._velocity - self._velocity
         v1 = Jinv @ (dv - w2 @ dT)
-        a1 = Jinv @ (g._acceleration - self._acceleration - (al2 @ dT - w2 @ (w2 @ dT))
-                     - 2 * (w2 @ dv))
+        a1 = Jinv @ (
+            g._acceleration - self._acceleration - (al2 @ dT - w2 @ (w2 @ dT)) - 2 * (w2 @ dv)
+        )
         w1 = R2.T @ (g._angular_velocity - w2) @ R2
         al1 = R2.T @ (g._angular_acceleration - al2 + _commutator(g._angular_velocity, w2)) @ R2
         return DynamicTransform._make(A2inv * g._transform, v1, a1, w1, al1)
@@ -588,7 +620,7 @@ class DynamicTransform:
     # Local-to-global deltas: self is the parent's global dynamic A2, the arguments are
     # instantaneous changes of the child's local dynamic; the transforms do not change.
 
-    def delta_velocity(self, dv: Any) -> np.ndarray:
+    def delta_velocity(self, dv: ArrayLike) -> np.ndarray:
         """Global change of a child's velocity from a local change: ``dv3 = J2 dv1``.
 
         ``self`` is the parent's global dynamic; ``dv`` (shape (n,)) is in parent
@@ -596,7 +628,7 @@ class DynamicTransform:
         """
         return self._transform.linear @ self._vector(dv, "dv")
 
-    def delta_acceleration(self, dv: Any, da: Any) -> np.ndarray:
+    def delta_acceleration(self, dv: ArrayLike, da: ArrayLike) -> np.ndarray:
         """Global change of a child's acceleration: ``da3 = J2 da1 + 2 omega2 dv3``.
 
         ``dv``, ``da`` (shape (n,)) are the local changes (parent coordinates); the Coriolis
@@ -607,7 +639,7 @@ class DynamicTransform:
         dv3 = J2 @ self._vector(dv, "dv")
         return J2 @ self._vector(da, "da") + 2 * (self._angular_velocity @ dv3)
 
-    def delta_angular_velocity(self, dw: Any) -> np.ndarray:
+    def delta_angular_velocity(self, dw: ArrayLike) -> np.ndarray:
         """Global change of a child's angular velocity: ``dw3 = R2 dw1 R2^T``.
 
         ``dw`` is an (n, n) skew matrix (or its 2-D scalar / 3-D vector form) in the
@@ -616,7 +648,7 @@ class DynamicTransform:
         R2 = self._transform.rotation
         return antisymmetric_part(R2 @ self._skew(dw, "dw") @ R2.T)
 
-    def delta_angular_acceleration(self, dw: Any, dalpha: Any) -> np.ndarray:
+    def delta_angular_acceleration(self, dw: ArrayLike, dalpha: ArrayLike) -> np.ndarray:
         """Global change of a child's angular acceleration.
 
         ``dalpha3 = R2 dalpha1 R2^T + [omega2, dw3]`` with ``dw3 = R2 dw1 R2^T``; ``dw``,
@@ -624,16 +656,17 @@ class DynamicTransform:
         """
         R2 = self._transform.rotation
         dw3 = R2 @ self._skew(dw, "dw") @ R2.T
-        return antisymmetric_part(R2 @ self._skew(dalpha, "dalpha") @ R2.T
-                          + _commutator(self._angular_velocity, dw3))
+        return antisymmetric_part(
+            R2 @ self._skew(dalpha, "dalpha") @ R2.T + _commutator(self._angular_velocity, dw3)
+        )
 
     # Global-to-local deltas: the local change of a child that produces a given global one.
 
-    def delta_velocity_to_local(self, dv: Any) -> np.ndarray:
+    def delta_velocity_to_local(self, dv: ArrayLike) -> np.ndarray:
         """Local change producing the global velocity change ``dv``: ``dv1 = J2^-1 dv3``."""
         return self._transform.inverse().linear @ self._vector(dv, "dv")
 
-    def delta_acceleration_to_local(self, dv: Any, da: Any) -> np.ndarray:
+    def delta_acceleration_to_local(self, dv: ArrayLike, da: ArrayLike) -> np.ndarray:
         """Local acceleration change for global changes ``dv``, ``da``.
 
         ``da1 = J2^-1 (da3 - 2 omega2 dv3)`` (world in, parent coordinates out).
@@ -643,12 +676,12 @@ class DynamicTransform:
             self._vector(da, "da") - 2 * (self._angular_velocity @ dv3)
         )
 
-    def delta_angular_velocity_to_local(self, dw: Any) -> np.ndarray:
+    def delta_angular_velocity_to_local(self, dw: ArrayLike) -> np.ndarray:
         """Local angular velocity change for a global one: ``dw1 = R2^T dw3 R2``."""
         R2 = self._transform.rotation
         return antisymmetric_part(R2.T @ self._skew(dw, "dw") @ R2)
 
-    def delta_angular_acceleration_to_local(self, dw: Any, dalpha: Any) -> np.ndarray:
+    def delta_angular_acceleration_to_local(self, dw: ArrayLike, dalpha: ArrayLike) -> np.ndarray:
         """Local angular acceleration change: ``dalpha1 = R2^T (dalpha3 + [dw3, omega2]) R2``."""
         R2 = self._transform.rotation
         inner = self._skew(dalpha, "dalpha") + _commutator(
@@ -659,10 +692,10 @@ class DynamicTransform:
     def inherited_delta(
         self,
         local: DynamicTransform,
-        dv: Any = None,
-        da: Any = None,
-        dw: Any = None,
-        dalpha: Any = None,
+        dv: ArrayLike | None = None,
+        da: ArrayLike | None = None,
+        dw: ArrayLike | None = None,
+        dalpha: ArrayLike | None = None,
     ) -> DynamicDelta:
         """Global change of a locally unmodified child when its parent changes globally.
 
@@ -687,13 +720,20 @@ class DynamicTransform:
         J2, R2, w2 = self._transform.linear, self._transform.rotation, self._angular_velocity
         JT1 = J2 @ local._transform.translation
         dv3 = dv2 + dw2 @ JT1
-        da3 = (da2 + (dal2 + dw2 @ w2 + w2 @ dw2 + dw2 @ dw2) @ JT1
-               + 2 * (dw2 @ (J2 @ local._velocity)))
+        da3 = (
+            da2
+            + (dal2 + dw2 @ w2 + w2 @ dw2 + dw2 @ dw2) @ JT1
+            + 2 * (dw2 @ (J2 @ local._velocity))
+        )
         W1 = R2 @ local._angular_velocity @ R2.T
         dal3 = dal2 + _commutator(dw2, W1)
         dtype = self.dtype
-        return DynamicDelta(dv3.astype(dtype), da3.astype(dtype), dw2.astype(dtype),
-                            antisymmetric_part(dal3).astype(dtype))
+        return DynamicDelta(
+            dv3.astype(dtype),
+            da3.astype(dtype),
+            dw2.astype(dtype),
+            antisymmetric_part(dal3).astype(dtype),
+        )
 
     def __repr__(self) -> str:
         return (
@@ -704,7 +744,7 @@ class DynamicTransform:
         )
 
 
-def _compact(W: np.ndarray, name: str) -> Any:
+def _compact(W: np.ndarray, name: str) -> float | np.ndarray:
     n = W.shape[-1]
     if n == 2:
         return float(unskew2(W))
