@@ -147,7 +147,9 @@ class _Walker(ast.NodeVisitor):
         self.attributes: list[ast.Attribute] = []
 
     def _add(self, target: str, line: int) -> None:
-        self.imports.append(Import(self.module, target, self.file, line, self.depth > 0))
+        found = Import(self.module, target, self.file, line, self.depth > 0)
+        if found not in self.imports:  # one line importing several names counts once
+            self.imports.append(found)
 
     def _function(self, node: ast.AST) -> None:
         self.depth += 1
