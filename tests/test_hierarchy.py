@@ -25,7 +25,8 @@ from test_transform import (
 from tumble import InputError
 from tumble._kernels import transform as kernels
 from tumble.hierarchy import Hierarchy
-from tumble.transform import DynamicTransform, Transform, skew2, skew3, unskew2, unskew3
+from tumble.rotation import skew, unskew
+from tumble.transform import DynamicTransform, Transform, skew2, unskew2
 
 #: The compiled kernels and the NumPy path evaluate the same formulas in a different
 #: order; over a depth-6 chain of O(1) quantities they agree to a few hundred ulps.
@@ -210,7 +211,7 @@ def test_add_many_matches_repeated_add(rng):
         np.where(parents < 0, -1, parents + 1),
         [D.transform.translation for D in Ds], [D.transform.rotation for D in Ds],
         [D.transform.scale for D in Ds], [D.velocity for D in Ds],
-        [D.acceleration for D in Ds], [unskew3(D.angular_velocity) for D in Ds],
+        [D.acceleration for D in Ds], [unskew(D.angular_velocity) for D in Ds],
         [D.angular_acceleration for D in Ds],
     )
     np.testing.assert_array_equal(new, np.arange(1, m + 1))
@@ -272,8 +273,8 @@ def test_three_dimensional_inertial_terms_are_the_textbook_cross_products(rng):
     acc = h.local_acceleration(child, F, m)
     P, L = h.global_(parent), h.local(child)
     R2, J2 = P.transform.rotation, P.transform.linear
-    w = R2.T @ unskew3(P.angular_velocity)  # the parent's omega in the parent's basis
-    al = R2.T @ unskew3(P.angular_acceleration)
+    w = R2.T @ unskew(P.angular_velocity)  # the parent's omega in the parent's basis
+    al = R2.T @ unskew(P.angular_acceleration)
     r, v = L.transform.translation, L.velocity
     assert_close(acc.centrifugal, -np.cross(w, np.cross(w, r)), 1e-13, "centrifugal")
     assert_close(acc.coriolis, -2 * np.cross(w, v), 1e-13, "coriolis")
@@ -428,9 +429,9 @@ def test_three_dimensional_step_matches_the_matrix_series(rng):
     w, al = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
     for order in (1, 2, 4):
         Om = np.empty((5, 3, 3))
-        kernels.magnus_skew(skew3(w), skew3(al), 0.3, order, Om)
+        kernels.magnus_skew(skew(w), skew(al), 0.3, order, Om)
         h = Hierarchy(3)
-        E = h._rotation_increment(skew3(w), skew3(al), 0.3, order)
+        E = h._rotation_increment(skew(w), skew(al), 0.3, order)
         assert_close(E, expm(Om), 1e-14, f"order {order}")
 
 

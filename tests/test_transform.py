@@ -16,15 +16,13 @@ from scipy.spatial.transform import Rotation
 
 from strategies import TRANSFORM_DIMS, dynamic_transforms, nd_transforms, nd_vectors
 from tumble import InputError
-from tumble.rotation import matrix_to_quat
+from tumble.rotation import matrix_to_quat, skew, unskew
 from tumble.transform import (
     DynamicTransform,
     Transform,
     rotation_tolerance,
     skew2,
-    skew3,
     unskew2,
-    unskew3,
 )
 
 #: Group laws compose a handful of float64 matrices with entries O(1) and scales in
@@ -238,21 +236,21 @@ def test_transform_operations_reject_bad_input():
 
 def test_skew_helpers_are_the_perpendicular_and_cross_product(rng):
     w, v = rng.normal(size=3), rng.normal(size=(5, 3))
-    np.testing.assert_allclose(v @ skew3(w).T, np.cross(w, v), atol=1e-15)
-    np.testing.assert_array_equal(unskew3(skew3(v)), v)
+    np.testing.assert_allclose(v @ skew(w).T, np.cross(w, v), atol=1e-15)
+    np.testing.assert_array_equal(unskew(skew(v)), v)
     s, u = 0.7, rng.normal(size=2)
     np.testing.assert_allclose(skew2(s) @ u, s * np.array([-u[1], u[0]]), atol=1e-16)
     assert unskew2(skew2(s)) == s
     np.testing.assert_array_equal(unskew2(skew2(np.arange(4.0))), np.arange(4.0))
     # so(3) commutator is the cross product; so(2) is commutative
     a, b = rng.normal(size=3), rng.normal(size=3)
-    np.testing.assert_allclose(skew3(a) @ skew3(b) - skew3(b) @ skew3(a), skew3(np.cross(a, b)),
+    np.testing.assert_allclose(skew(a) @ skew(b) - skew(b) @ skew(a), skew(np.cross(a, b)),
                                atol=1e-15)
 
 
 def test_compact_angular_forms_round_trip(rng):
     D3 = DynamicTransform(Transform.identity(3), None, None, [1.0, 2.0, 3.0], [0.0, -1.0, 0.5])
-    np.testing.assert_array_equal(D3.angular_velocity, skew3([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(D3.angular_velocity, skew([1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(D3.angular_velocity_compact(), [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(D3.angular_acceleration_compact(), [0.0, -1.0, 0.5])
     D2 = DynamicTransform(Transform.from_angle(0.2), None, None, 1.5, -0.25)
@@ -459,9 +457,9 @@ def test_three_dimensional_deltas_accept_vectors(rng):
     parent = rand_dynamic(rng, 3)
     dw = rng.normal(size=3)
     np.testing.assert_allclose(parent.delta_angular_velocity(dw),
-                               parent.delta_angular_velocity(skew3(dw)), atol=0)
+                               parent.delta_angular_velocity(skew(dw)), atol=0)
     R2 = parent.transform.rotation
-    np.testing.assert_allclose(unskew3(parent.delta_angular_velocity(dw)), R2 @ dw, atol=1e-14)
+    np.testing.assert_allclose(unskew(parent.delta_angular_velocity(dw)), R2 @ dw, atol=1e-14)
 
 
 @given(st.sampled_from((2, 3)).flatmap(lambda n: st.tuples(dynamic_transforms(n), nd_vectors(n))))

@@ -18,7 +18,8 @@ from tumble._errors import InputError
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _describe(x: Any) -> str:
+def describe(x: Any) -> str:
+    """A short description of ``x`` for an error message: type and value, or array shape."""
     if isinstance(x, np.ndarray):
         return f"an array of shape {x.shape} and dtype {x.dtype}"
     return f"{type(x).__name__} {x!r}"[:120]
@@ -45,20 +46,16 @@ def as_float_array(
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged nested sequences and the like
-        raise InputError(f"{name}: expected a real array, got {_describe(x)} ({exc})") from None
+        raise InputError(f"{name}: expected a real array, got {describe(x)} ({exc})") from None
     if arr.dtype.kind not in "iuf":
-        raise InputError(
-            f"{name}: expected a real (integer or float) array, got dtype {arr.dtype}"
-        )
+        raise InputError(f"{name}: expected a real (integer or float) array, got dtype {arr.dtype}")
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     elif arr.dtype not in _FLOATS:
         arr = arr.astype(np.float64)
     nt = len(trailing)
     if arr.ndim < nt or arr.shape[arr.ndim - nt :] != trailing:
-        raise InputError(
-            f"{name}: expected shape {_shape_text(trailing)}, got shape {arr.shape}"
-        )
+        raise InputError(f"{name}: expected shape {_shape_text(trailing)}, got shape {arr.shape}")
     if finite and not np.all(np.isfinite(arr)):
         raise InputError(f"{name}: expected finite values, got NaN or infinity")
     return arr
@@ -105,10 +102,10 @@ def as_scalar(
 ) -> float:
     """Return ``x`` as a Python float, checking sign and finiteness as asked."""
     if isinstance(x, bool) or not isinstance(x, numbers.Real | np.ndarray):
-        raise InputError(f"{name}: expected a real number, got {_describe(x)}")
+        raise InputError(f"{name}: expected a real number, got {describe(x)}")
     arr = np.asarray(x)
     if arr.ndim != 0 or arr.dtype.kind not in "iuf":
-        raise InputError(f"{name}: expected a real number, got {_describe(x)}")
+        raise InputError(f"{name}: expected a real number, got {describe(x)}")
     value = float(arr)
     if finite and not np.isfinite(value):
         raise InputError(f"{name}: expected a finite number, got {value}")
@@ -122,7 +119,7 @@ def as_scalar(
 def as_int(x: Any, name: str, *, minimum: int | None = None) -> int:
     """Return ``x`` as a Python int (bool rejected), at least ``minimum`` if given."""
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise InputError(f"{name}: expected an integer, got {_describe(x)}")
+        raise InputError(f"{name}: expected an integer, got {describe(x)}")
     value = int(x)
     if minimum is not None and value < minimum:
         raise InputError(f"{name}: expected an integer >= {minimum}, got {value}")
@@ -143,7 +140,7 @@ def as_choice(x: Any, name: str, choices: Sequence[Any]) -> Any:
     except (TypeError, ValueError):
         ok = False
     if not ok:
-        seen = _describe(x) if isinstance(x, np.ndarray) else repr(x)[:120]
+        seen = describe(x) if isinstance(x, np.ndarray) else repr(x)[:120]
         raise InputError(f"{name}: expected one of {allowed}, got {seen}")
     return x
 
@@ -188,4 +185,23 @@ def check_rotation_matrix(
             f"{name}: expected a rotation matrix (R^T R = I within {tol:.2g}, det +1), got "
             f"one with max |R^T R - I| = {err:.3g} and det R = {det:.6g}"
             + (" (a reflection?)" if det < 0 else "")
+        )
+
+
+def check_skew(W: np.ndarray, name: str, expected: str) -> None:
+    """Raise ``InputError`` unless the ``(..., n, n)`` matrices ``W`` are skew-symmetric.
+
+    Accepted: ``max |W + Wᵀ| <= sqrt(eps) max(1, max |W|)``, relative to the largest entry
+    so that rates computed in floating point (a product ``R ω Rᵀ``, a difference quotient)
+    pass, while a matrix with a symmetric part of its own size does not. ``expected`` is
+    the phrase the message uses (``"a skew-symmetric matrix"``, ``"skew-symmetric
+    matrices"``).
+    """
+    asym = float(np.max(np.abs(W + np.swapaxes(W, -1, -2)), initial=0.0))
+    magnitude = float(np.max(np.abs(W), initial=0.0))
+    tol = float(np.sqrt(np.finfo(W.dtype).eps) * max(1.0, magnitude))
+    if asym > tol:
+        raise InputError(
+            f"{name}: expected {expected} (W^T = -W within {tol:.2g}), "
+            f"got max |W + W^T| = {asym:.3g}"
         )

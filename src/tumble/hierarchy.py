@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from tumble._errors import InputError
 from tumble._kernels import transform as _k
+from tumble._linalg import antisymmetric_part, axial_vector, cross_matrix
 from tumble._validate import (
     as_choice,
     as_float_array,
@@ -31,16 +33,11 @@ from tumble._validate import (
     as_int,
     as_scalar,
     check_rotation_matrix,
+    check_skew,
 )
-from tumble.transform import (
-    DynamicTransform,
-    Transform,
-    _frozen,
-    _skew_tolerance,
-    skew2,
-    skew3,
-    unskew3,
-)
+from tumble.kinematics import magnus
+from tumble.rotation import rotvec_to_matrix
+from tumble.transform import DynamicTransform, Transform, skew2
 
 __all__ = ["Hierarchy", "HierarchyGlobals", "LocalAcceleration"]
 
@@ -64,7 +61,7 @@ class LocalAcceleration:
     * ``centrifugal = -omega2~^2 T1``
     * ``coriolis = -2 omega2~ v1``
 
-    In 3-D with the vectors ``w = unskew3(omega2~)``, ``al = unskew3(alpha2~)``:
+    In 3-D with the vectors ``w = unskew(omega2~)``, ``al = unskew(alpha2~)``:
     centrifugal ``-w x (w x T1)``, Coriolis ``-2 w x v1``, Euler ``-al x T1``.
     In 2-D with scalars ``w``, ``al`` and ``(x, y)_perp = (-y, x)``: centrifugal
     ``w^2 T1``, Coriolis ``-2 w v1_perp``, Euler ``-al T1_perp``.
@@ -104,8 +101,13 @@ class HierarchyGlobals:
         if i >= len(self) or not self.alive[i]:
             raise InputError(f"node: expected a live node id below {len(self)}, got {i}")
         A = Transform._make(self.translation[i], self.rotation[i], float(self.scale[i]))
-        return DynamicTransform._make(A, self.velocity[i], self.acceleration[i],
-                                      self.angular_velocity[i], self.angular_acceleration[i])
+        return DynamicTransform._make(
+            A,
+            self.velocity[i],
+            self.acceleration[i],
+            self.angular_velocity[i],
+            self.angular_acceleration[i],
+        )
 
 
 class Hierarchy:
@@ -126,7 +128,7 @@ class Hierarchy:
     rebuild of the breadth order after :meth:`add`, :meth:`remove`, :meth:`reparent`).
     """
 
-    def __init__(self, n: int, dtype: Any = np.float64) -> None:
+    def __init__(self, n: int, dtype: DTypeLike = np.float64) -> None:
         self._n = as_int(n, "n", minimum=1)
         self._dtype = as_float_dtype(dtype)
         self._count = 0
@@ -162,8 +164,12 @@ class Hierarchy:
         return self._n_alive
 
     def __contains__(self, node: object) -> bool:
-        return (isinstance(node, int | np.integer) and not isinstance(node, bool)
-                and 0 <= int(node) < self._count and bool(self._alive[int(node)]))
+        return (
+            isinstance(node, int | np.integer)
+            and not isinstance(node, bool)
+            and 0 <= int(node) < self._count
+            and bool(self._alive[int(node)])
+        )
 
     def nodes(self) -> np.ndarray:
         """Ids of the live nodes, ascending."""
@@ -172,8 +178,9 @@ class Hierarchy:
     def _node(self, node: Any, name: str = "node") -> int:
         i = as_int(node, name)
         if not 0 <= i < self._count or not self._alive[i]:
-            raise InputError(f"{name}: expected a node of this hierarchy, got {i} "
-                             "(unknown or removed)")
+            raise InputError(
+                f"{name}: expected a node of this hierarchy, got {i} (unknown or removed)"
+            )
         return i
 
     def parent(self, node: Any) -> int | None:
@@ -185,7 +192,7 @@ class Hierarchy:
         """Ids of the node's immediate children, ascending."""
         i = self._node(node)
         start, kids = self._children()
-        return kids[start[i]: start[i + 1]].copy()
+        return kids[start[i] : start[i + 1]].copy()
 
     def _children(self) -> tuple[np.ndarray, np.ndarray]:
         if self._children_index is None:
@@ -201,7 +208,7 @@ class Hierarchy:
         found = [np.array([i])]
         frontier = found[0]
         while frontier.size:
-            frontier = np.concatenate([kids[start[j]: start[j + 1]] for j in frontier])
+            frontier = np.concatenate([kids[start[j] : start[j + 1]] for j in frontier])
             found.append(frontier)
         return np.concatenate(found)
 
@@ -231,8 +238,9 @@ class Hierarchy:
         if isinstance(local, Transform):
             local = DynamicTransform(local)
         if not isinstance(local, DynamicTransform):
-            raise InputError(f"{name}: expected a DynamicTransform or Transform, "
-                             f"got {type(local).__name__}")
+            raise InputError(
+                f"{name}: expected a DynamicTransform or Transform, got {type(local).__name__}"
+            )
         if local.n != self._n:
             raise InputError(f"{name}: expected a {self._n}-D transform, got a {local.n}-D one")
         return local
@@ -276,14 +284,14 @@ class Hierarchy:
 
     def add_many(
         self,
-        parent: Any,
-        translation: Any,
-        rotation: Any,
-        scale: Any = 1.0,
-        velocity: Any = None,
-        acceleration: Any = None,
-        angular_velocity: Any = None,
-        angular_acceleration: Any = None,
+        parent: ArrayLike,
+        translation: ArrayLike,
+        rotation: ArrayLike,
+        scale: ArrayLike = 1.0,
+        velocity: ArrayLike | None = None,
+        acceleration: ArrayLike | None = None,
+        angular_velocity: ArrayLike | None = None,
+        angular_acceleration: ArrayLike | None = None,
     ) -> np.ndarray:
         """Add ``m`` nodes at once from arrays (the bulk form of :meth:`add`).
 
@@ -311,8 +319,9 @@ class Hierarchy:
         if par.shape == (0,):
             par = par.astype(np.int64)  # an empty list arrives as float64
         if par.ndim != 1 or par.dtype.kind not in "iu":
-            raise InputError(f"parent: expected a 1-D integer array, got {par.dtype} "
-                             f"of shape {par.shape}")
+            raise InputError(
+                f"parent: expected a 1-D integer array, got {par.dtype} of shape {par.shape}"
+            )
         m = par.shape[0]
         par = par.astype(np.int64)
         own = first + np.arange(m)
@@ -321,13 +330,18 @@ class Hierarchy:
         ok[old] &= self._alive[par[old]]
         if not np.all(ok):
             j = int(np.flatnonzero(~ok)[0])
-            raise InputError(f"parent: entry {j} is {int(par[j])}, expected -1, a live node "
-                             f"or a new node earlier in the batch (ids {first}..{first + m - 1})")
+            raise InputError(
+                f"parent: entry {j} is {int(par[j])}, expected -1, a live node "
+                f"or a new node earlier in the batch (ids {first}..{first + m - 1})"
+            )
         T = _batch(translation, "translation", (m, n), self._dtype)
         R = _batch(rotation, "rotation", (m, n, n), self._dtype)
         check_rotation_matrix(R, "rotation")
-        S = np.broadcast_to(as_float_array(scale, "scale"), (m,)) if np.ndim(scale) == 0 \
+        S = (
+            np.broadcast_to(as_float_array(scale, "scale"), (m,))
+            if np.ndim(scale) == 0
             else _batch(scale, "scale", (m,), self._dtype)
+        )
         if np.any(S <= 0):
             raise InputError(f"scale: expected positive values, got min {float(np.min(S))}")
         v = _batch(velocity, "velocity", (m, n), self._dtype)
@@ -367,8 +381,10 @@ class Hierarchy:
         j = p
         while j >= 0:
             if j == i:
-                raise InputError(f"parent: node {p} lies in the subtree of node {i}; "
-                                 "reparenting there would make a cycle")
+                raise InputError(
+                    f"parent: node {p} lies in the subtree of node {i}; "
+                    "reparenting there would make a cycle"
+                )
             j = int(self._parent[j])
         g = self.global_(i)
         self._parent[i] = p
@@ -381,8 +397,9 @@ class Hierarchy:
         """The node's dynamic relative to its parent (parent coordinates)."""
         i = self._node(node)
         A = Transform._make(self._T[i].copy(), self._R[i].copy(), float(self._S[i]))
-        return DynamicTransform._make(A, self._v[i].copy(), self._a[i].copy(),
-                                      self._w[i].copy(), self._al[i].copy())
+        return DynamicTransform._make(
+            A, self._v[i].copy(), self._a[i].copy(), self._w[i].copy(), self._al[i].copy()
+        )
 
     def set_local(self, node: Any, local: Any) -> None:
         """Replace the node's local dynamic (a Transform means zero velocities)."""
@@ -420,7 +437,7 @@ class Hierarchy:
 
     # ------------------------------------------------------------------ forces, impulses
 
-    def local_acceleration(self, node: Any, force: Any, mass: Any) -> LocalAcceleration:
+    def local_acceleration(self, node: Any, force: ArrayLike, mass: Any) -> LocalAcceleration:
         """The node's acceleration relative to its parent when ``force`` acts on it.
 
         Parameters
@@ -458,11 +475,12 @@ class Hierarchy:
         centrifugal = -(w_t @ (w_t @ T1))
         coriolis = -2 * (w_t @ v1)
         total = applied + linear + euler + centrifugal + coriolis
-        return LocalAcceleration(*(x.astype(self._dtype) for x in
-                                   (total, applied, linear, euler, centrifugal, coriolis)))
+        return LocalAcceleration(
+            *(x.astype(self._dtype) for x in (total, applied, linear, euler, centrifugal, coriolis))
+        )
 
     def apply_impulse(
-        self, node: Any, impulse: Any, mass: Any, isolate_children: bool = False
+        self, node: Any, impulse: ArrayLike, mass: Any, isolate_children: bool = False
     ) -> None:
         """Apply a linear impulse to a node, changing its local velocity and acceleration.
 
@@ -505,7 +523,7 @@ class Hierarchy:
 
     # ------------------------------------------------------------------ time
 
-    def step(self, dt: Any, order: int = 2) -> None:
+    def step(self, dt: ArrayLike, order: int = 2) -> None:
         """Advance every node's local dynamic by ``dt`` with constant accelerations.
 
         Translation (exact for constant ``a1``): ``T1 += v1 dt + a1 dt^2 / 2``,
@@ -529,8 +547,14 @@ class Hierarchy:
         N = self._count
         if N == 0:
             return
-        T, v, a, w, al, R = (self._T[:N], self._v[:N], self._a[:N], self._w[:N],
-                             self._al[:N], self._R[:N])
+        T, v, a, w, al, R = (
+            self._T[:N],
+            self._v[:N],
+            self._a[:N],
+            self._w[:N],
+            self._al[:N],
+            self._R[:N],
+        )
         _k.translate_nodes(T, v, a, self._dtype.type(h))
         E = self._rotation_increment(w, al, h, order)
         R[...] = E @ R
@@ -541,10 +565,7 @@ class Hierarchy:
     ) -> np.ndarray:
         n = self._n
         if n == 3:
-            from tumble.kinematics import magnus
-            from tumble.rotation import rotvec_to_matrix
-
-            Omega = magnus(unskew3(w), unskew3(al), h, order=order)
+            Omega = magnus(axial_vector(w), axial_vector(al), h, order=order)
             return np.asarray(rotvec_to_matrix(Omega), dtype=self._dtype)
         Om = np.empty_like(w)
         _k.magnus_skew(w, al, self._dtype.type(h), order, Om)
@@ -575,22 +596,41 @@ class Hierarchy:
         """
         order, level_start, _ = self._levels()
         N, dt = self._count, self._dtype
-        out = [np.empty((N, *x.shape[1:]), dt) for x in (self._T, self._R, self._S, self._v,
-                                                         self._a, self._w, self._al)]
+        out = [
+            np.empty((N, *x.shape[1:]), dt)
+            for x in (self._T, self._R, self._S, self._v, self._a, self._w, self._al)
+        ]
         gT, gR, gS, gv, ga, gw, gal = out
         if not isinstance(parallel, bool | np.bool_):
             raise InputError(f"parallel: expected a bool, got {parallel!r}")
         kernel = _k.globals_parallel if parallel else _k.globals_serial
         if N:
-            kernel(order, level_start, self._parent[:N], self._T[:N], self._R[:N], self._S[:N],
-                   self._v[:N], self._a[:N], self._w[:N], self._al[:N],
-                   gT, gR, gS, gv, ga, gw, gal)
-        dead = ~self._alive[:N]
-        for x in out:
-            if order.size < N:
-                x[dead] = np.nan
+            kernel(
+                order,
+                level_start,
+                self._parent[:N],
+                self._T[:N],
+                self._R[:N],
+                self._S[:N],
+                self._v[:N],
+                self._a[:N],
+                self._w[:N],
+                self._al[:N],
+                gT,
+                gR,
+                gS,
+                gv,
+                ga,
+                gw,
+                gal,
+            )
+        alive = self._alive[:N].copy()
+        if order.size < N:
+            for x in out:
+                x[~alive] = np.nan
+        for x in (*out, alive):
             x.flags.writeable = False
-        return HierarchyGlobals(gT, gR, gS, gv, ga, gw, gal, alive=_frozen(self._alive[:N]))
+        return HierarchyGlobals(gT, gR, gS, gv, ga, gw, gal, alive=alive)
 
 
 def _batch(x: Any, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -609,12 +649,8 @@ def _skew_batch(x: Any, name: str, m: int, n: int, dtype: np.dtype) -> np.ndarra
     if n == 2 and arr.shape == (m,):
         return skew2(arr).astype(dtype)
     if n == 3 and arr.shape == (m, 3):
-        return skew3(arr).astype(dtype)
+        return cross_matrix(arr).astype(dtype)
     if arr.shape != (m, n, n):
         raise InputError(f"{name}: expected shape {(m, n, n)}, got shape {arr.shape}")
-    asym = float(np.max(np.abs(arr + np.swapaxes(arr, -1, -2)), initial=0.0))
-    tol = _skew_tolerance(arr.dtype, float(np.max(np.abs(arr), initial=0.0)))
-    if asym > tol:
-        raise InputError(f"{name}: expected skew-symmetric matrices (W^T = -W within "
-                         f"{tol:.2g}), got max |W + W^T| = {asym:.3g}")
-    return (0.5 * (arr - np.swapaxes(arr, -1, -2))).astype(dtype)
+    check_skew(arr, name, "skew-symmetric matrices")
+    return antisymmetric_part(arr).astype(dtype)

@@ -33,10 +33,11 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import kinematics as _k
-from tumble._kernels.dispatch import use_parallel
+from tumble._kernels.dispatch import flat_operand, use_parallel
 from tumble._validate import (
     as_choice,
     as_float_array,
@@ -76,18 +77,6 @@ class MagnusConvergenceWarning(TumbleWarning):
     """
 
 
-def _operand(arr: np.ndarray, n_trailing: int, batch: tuple[int, ...], n: int) -> Any:
-    """``arr`` in the form the loops take: ``n`` rows of ``k`` (flat), or a shared ``k``-tuple."""
-    trailing = arr.shape[arr.ndim - n_trailing :]
-    k = math.prod(trailing)
-    size = math.prod(arr.shape[: arr.ndim - n_trailing])
-    if size == 1 and n != 1:
-        return tuple(arr.reshape(k))
-    if size != n:
-        arr = np.broadcast_to(arr, batch + trailing)
-    return np.ascontiguousarray(arr).reshape(n * k)
-
-
 def _step_operand(dt: Any, dtype: np.dtype) -> np.ndarray:
     """``dt`` as a finite 0-d or batch-shaped array of ``dtype``."""
     if np.ndim(dt) == 0:
@@ -103,15 +92,6 @@ def _step_operand(dt: Any, dtype: np.dtype) -> np.ndarray:
 def _order(order: Any) -> int:
     """The Magnus order, an integer in ``ORDERS`` (bools and floats are rejected)."""
     return int(as_choice(as_int(order, "order"), "order", ORDERS))
-
-
-def _dt_operand(dt: np.ndarray, batch: tuple[int, ...], n: int) -> Any:
-    """``dt`` as the loops take it: ``n`` values, or one shared scalar of the dtype."""
-    if dt.size == 1 and n != 1:
-        return dt.reshape(-1)[0]
-    if dt.size != n:
-        dt = np.broadcast_to(dt, batch)
-    return np.ascontiguousarray(dt).reshape(n)
 
 
 def _arrays(named: dict[str, tuple[Any, tuple[int, ...]]]) -> dict[str, np.ndarray]:
@@ -138,8 +118,8 @@ def _prepare(
         # The loop of an empty batch reads nothing, yet a shared operand may hold a NaN.
         for name, a in arrays.items():
             as_float_array(a, name, finite=True)
-    ops = [_operand(a, n_trailing[name], batch, n) for name, a in arrays.items()]
-    return batch, n, ops, _dt_operand(dt_arr, batch, n)
+    ops = [flat_operand(a, n_trailing[name], batch, n) for name, a in arrays.items()]
+    return batch, n, ops, flat_operand(dt_arr, 0, batch, n)
 
 
 def _diagnose(arrays: dict[str, np.ndarray], quaternion: str | None = None) -> InputError:
@@ -182,7 +162,9 @@ def _warn_far(w: Any, a: Any, dt: Any, n: int, near: int) -> None:
         )
 
 
-def translate(x: Any, v: Any, a: Any, dt: Any) -> tuple[np.ndarray, np.ndarray]:
+def translate(
+    x: ArrayLike, v: ArrayLike, a: ArrayLike, dt: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
     """Advance position and velocity over a step of constant acceleration.
 
     ``v' = v + a dt`` and ``x' = x + (v + v') dt / 2`` (the closed-form solution, exact to
@@ -222,7 +204,7 @@ def translate(x: Any, v: Any, a: Any, dt: Any) -> tuple[np.ndarray, np.ndarray]:
     return x1, v1
 
 
-def magnus(omega: Any, alpha: Any, dt: Any, order: int = 2) -> np.ndarray:
+def magnus(omega: ArrayLike, alpha: ArrayLike, dt: ArrayLike, order: int = 2) -> np.ndarray:
     """World rotation vector ``Omega`` of a step of constant angular acceleration.
 
     With ``omega(t) = omega + alpha t`` on ``[0, dt]`` the step is ``R' = exp([Omega]×) R``
@@ -265,7 +247,12 @@ def magnus(omega: Any, alpha: Any, dt: Any, order: int = 2) -> np.ndarray:
 
 
 def rotate(
-    q: Any, omega: Any, alpha: Any, dt: Any, order: int = 2, exp: str = "exact"
+    q: ArrayLike,
+    omega: ArrayLike,
+    alpha: ArrayLike,
+    dt: ArrayLike,
+    order: int = 2,
+    exp: str = "exact",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Advance an orientation over a step of constant angular acceleration.
 
@@ -331,7 +318,12 @@ def rotate(
 
 
 def rotate_matrix(
-    R: Any, omega: Any, alpha: Any, dt: Any, order: int = 2, exp: str = "exact"
+    R: ArrayLike,
+    omega: ArrayLike,
+    alpha: ArrayLike,
+    dt: ArrayLike,
+    order: int = 2,
+    exp: str = "exact",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Matrix twin of :func:`rotate`: ``R' = exp([Omega]×) R``, ``omega' = omega + alpha dt``.
 

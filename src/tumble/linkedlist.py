@@ -48,7 +48,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from tumble._errors import InputError
 from tumble._kernels import linkedlist as _k
-from tumble._validate import _describe, as_int
+from tumble._validate import as_int, describe
 
 __all__ = ["ContiguousList", "Cursor", "StaleCursorError"]
 
@@ -459,7 +459,7 @@ class ContiguousList:
     def _own(self, cursor: object, name: str) -> int:
         """The slot of ``cursor`` after checking it is a live cursor into this list."""
         if not isinstance(cursor, Cursor):
-            raise InputError(f"{name}: expected a Cursor of this list, got {_describe(cursor)}")
+            raise InputError(f"{name}: expected a Cursor of this list, got {describe(cursor)}")
         if cursor._list is not self:
             raise InputError(f"{name}: the cursor belongs to a different ContiguousList")
         cursor._check(name)
@@ -468,7 +468,7 @@ class ContiguousList:
     @staticmethod
     def _other(other: object, dtype: np.dtype | None, name: str = "other") -> ContiguousList:
         if not isinstance(other, ContiguousList):
-            raise InputError(f"{name}: expected a ContiguousList, got {_describe(other)}")
+            raise InputError(f"{name}: expected a ContiguousList, got {describe(other)}")
         if other._dtype != dtype:
             raise InputError(f"{name}: expected a list of dtype {dtype}, got dtype {other._dtype}")
         return other
@@ -501,9 +501,9 @@ class ContiguousList:
         try:
             arr = np.asarray(value)
         except Exception:  # objects NumPy cannot convert at all
-            raise InputError(f"{name}: expected a {dt} value, got {_describe(value)}") from None
+            raise InputError(f"{name}: expected a {dt} value, got {describe(value)}") from None
         if arr.ndim != 0:
-            raise InputError(f"{name}: expected one {dt} value, got {_describe(value)}")
+            raise InputError(f"{name}: expected one {dt} value, got {describe(value)}")
         return self._convert(arr, name)[()]
 
     def _coerce_many(self, values: Iterable[object], name: str) -> list[object] | np.ndarray:
@@ -514,19 +514,19 @@ class ContiguousList:
             try:
                 return list(values)
             except TypeError:
-                raise InputError(f"{name}: expected an iterable, got {_describe(values)}") from None
+                raise InputError(f"{name}: expected an iterable, got {describe(values)}") from None
         if not isinstance(values, np.ndarray):
             try:
                 values = list(values)
             except TypeError:
-                raise InputError(f"{name}: expected an iterable, got {_describe(values)}") from None
+                raise InputError(f"{name}: expected an iterable, got {describe(values)}") from None
         if len(values) == 0:
             return np.zeros(0, self._dtype)
         try:
             arr = np.asarray(values)
         except Exception:  # ragged or unconvertible input
             raise InputError(
-                f"{name}: expected {self._dtype} values, got {_describe(values)}"
+                f"{name}: expected {self._dtype} values, got {describe(values)}"
             ) from None
         if arr.ndim != 1:
             raise InputError(f"{name}: expected a flat sequence of values, got shape {arr.shape}")
@@ -555,7 +555,7 @@ class ContiguousList:
     def _mask(self, pred: Callable[[Any], object], name: str) -> np.ndarray:
         """Boolean mask over storage order: ``pred`` per element, or once on the array."""
         if not callable(pred):
-            raise InputError(f"{name}: expected a callable, got {_describe(pred)}")
+            raise InputError(f"{name}: expected a callable, got {describe(pred)}")
         n = self._n
         if self._dtype is None:
             return np.fromiter((bool(pred(v)) for v in self._vals), bool, n)
@@ -563,7 +563,7 @@ class ContiguousList:
         if mask.shape != (n,) or mask.dtype != bool:
             raise InputError(
                 f"{name}: on a list of dtype {self._dtype} it is called once with the array of "
-                f"values and must return a boolean array of shape ({n},), got {_describe(mask)}"
+                f"values and must return a boolean array of shape ({n},), got {describe(mask)}"
             )
         return mask
 
@@ -589,7 +589,7 @@ class ContiguousList:
     def _keys(self, key: Callable[[Any], Any] | None) -> list[Any] | np.ndarray:
         """Sort keys of the elements in list order (an array, or a list for objects)."""
         if key is not None and not callable(key):
-            raise InputError(f"key: expected a callable or None, got {_describe(key)}")
+            raise InputError(f"key: expected a callable or None, got {describe(key)}")
         order = self.order()
         if self._dtype is None:
             vals = self._vals
@@ -603,7 +603,7 @@ class ContiguousList:
         if keys.shape != (self._n,):
             raise InputError(
                 f"key: on a list of dtype {self._dtype} it is called once with the array of "
-                f"values and must return an array of shape ({self._n},), got {_describe(keys)}"
+                f"values and must return an array of shape ({self._n},), got {describe(keys)}"
             )
         return keys
 
@@ -972,7 +972,7 @@ class ContiguousList:
         their order in both directions.
         """
         if not isinstance(reverse, (bool, np.bool_)):
-            raise InputError(f"reverse: expected a bool, got {_describe(reverse)}")
+            raise InputError(f"reverse: expected a bool, got {describe(reverse)}")
         keys = self._keys(key)
         n = self._n
         if isinstance(keys, np.ndarray):

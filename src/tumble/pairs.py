@@ -43,7 +43,7 @@ import numpy as np
 
 from tumble._errors import InputError
 from tumble._kernels import pairs as _kernels
-from tumble._validate import _describe, as_choice, as_int
+from tumble._validate import as_choice, as_int, describe
 
 if TYPE_CHECKING:
     from typing import Self  # new in Python 3.11; tumble still runs on 3.10
@@ -169,12 +169,12 @@ def _as_sequence(seq: SupportsLenAndGetItem[object]) -> int:
         or not hasattr(kind, "__len__")
     ):
         raise InputError(
-            f"seq: expected a sequence (len() and integer indexing), got {_describe(seq)}"
+            f"seq: expected a sequence (len() and integer indexing), got {describe(seq)}"
         )
     try:
         return _length(seq)
     except TypeError:  # 0-d arrays have __len__ but no length
-        raise InputError(f"seq: expected a sequence with a length, got {_describe(seq)}") from None
+        raise InputError(f"seq: expected a sequence with a length, got {describe(seq)}") from None
 
 
 def _writable(seq: SupportsLenAndGetItem[object]) -> bool:
@@ -187,7 +187,7 @@ def _writable(seq: SupportsLenAndGetItem[object]) -> bool:
 
 def _check_callable(f: object, name: str) -> None:
     if not callable(f):
-        raise InputError(f"{name}: expected a callable, got {_describe(f)}")
+        raise InputError(f"{name}: expected a callable, got {describe(f)}")
 
 
 def _workers(workers: int | None) -> int:
@@ -249,7 +249,7 @@ def _kernel(func: Callable[..., object], kind: str, *example: object) -> Dispatc
         try:
             jitted = _kernels.compile_function(func)
         except Exception as exc:
-            cache[failed] = f"numba cannot compile {_describe(func)}: {exc}"
+            cache[failed] = f"numba cannot compile {describe(func)}: {exc}"
             raise _Unavailable(cache[failed]) from None
         cache[kind] = (_kernels.count_kernel if kind == "count" else _kernels.fold_kernel)(jitted)
     kernel = cache[kind]
@@ -294,11 +294,11 @@ class _PairView:
     def __init__(self, seq: SupportsLenAndGetItem[object], *, refs: bool = False) -> None:
         n = _as_sequence(seq)
         if not isinstance(refs, bool):
-            raise InputError(f"refs: expected True or False, got {_describe(refs)}")
+            raise InputError(f"refs: expected True or False, got {describe(refs)}")
         if refs and not _writable(seq):
             raise InputError(
                 "seq: refs=True writes through to the sequence, which must support item "
-                f"assignment (a list, a writable array, a refs=True view); got {_describe(seq)}"
+                f"assignment (a list, a writable array, a refs=True view); got {describe(seq)}"
             )
         self._init(seq, n, range(self._full_size(n)), refs)
 
@@ -410,11 +410,11 @@ class _PairView:
 
     def _position(self, k: SupportsIndex) -> int:
         if isinstance(k, bool):
-            raise InputError(f"k: expected an integer or a slice, got {_describe(k)}")
+            raise InputError(f"k: expected an integer or a slice, got {describe(k)}")
         try:
             k = operator.index(k)
         except TypeError:
-            raise InputError(f"k: expected an integer or a slice, got {_describe(k)}") from None
+            raise InputError(f"k: expected an integer or a slice, got {describe(k)}") from None
         if not -self._size <= k < self._size:
             raise IndexError(f"pair index {k} out of range for a view of {self._size} pairs")
         return k + self._size if k < 0 else k
@@ -443,7 +443,7 @@ class _PairView:
             first, second = value
         except (TypeError, ValueError):
             raise InputError(
-                f"value: expected a pair (first, second), got {_describe(value)}"
+                f"value: expected a pair (first, second), got {describe(value)}"
             ) from None
         self._seq[i] = first
         self._seq[j] = second
@@ -469,7 +469,7 @@ class _PairView:
             i, j = (operator.index(x) for x in pair)
         except (TypeError, ValueError):
             raise InputError(
-                f"pair: expected a pair of integer indices (i, j), got {_describe(pair)}"
+                f"pair: expected a pair of integer indices (i, j), got {describe(pair)}"
             ) from None
         if not (0 <= i < self._n and 0 <= j < self._n):
             raise InputError(f"pair: indices {(i, j)} out of range for a sequence of {self._n}")

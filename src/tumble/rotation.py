@@ -31,13 +31,16 @@ The relative angle error grows like ``|phi|⁴/480``; it passes 1e-6 at 8.5°, 1
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from tumble._errors import InputError
 from tumble._kernels import rotation as _k
-from tumble._kernels.dispatch import use_parallel
+from tumble._kernels.dispatch import flat_operand, use_parallel
+from tumble._linalg import axial_vector, cross_matrix
 from tumble._validate import (
     as_float_array,
     as_float_dtype,
@@ -47,7 +50,6 @@ from tumble._validate import (
     common_dtype,
     rotation_tolerance,
 )
-from tumble.transform import _axial_vector, _cross_matrix
 
 __all__ = [
     "cayley_quat",
@@ -82,9 +84,7 @@ __all__ = [
 #: :class:`tumble.transform.Transform`), 2.9e-6 in float64 and 1.0e-3 in float32. Far above
 #: round-off (and float32 rounding), far below what a scaled, sheared or wrongly built
 #: matrix shows.
-ORTHOGONALITY_TOLERANCE = {
-    np.dtype(t): rotation_tolerance(t, 3) for t in (np.float32, np.float64)
-}
+ORTHOGONALITY_TOLERANCE = {np.dtype(t): rotation_tolerance(t, 3) for t in (np.float32, np.float64)}
 
 
 def _quat(x: Any, name: str) -> np.ndarray:
@@ -112,7 +112,7 @@ def _rotation_quat(x: Any, name: str) -> np.ndarray:
     return q
 
 
-def unit_quat(x: Any, name: str, dtype: np.dtype | None = None) -> np.ndarray:
+def unit_quat(x: ArrayLike, name: str, dtype: np.dtype | None = None) -> np.ndarray:
     """``x / |x|`` for quaternions read as rotations, validated by :func:`_rotation_quat`.
 
     The one normalisation every module uses (``rigid``, ``exact``, ``diagnostics``): any
@@ -136,21 +136,6 @@ def _rotation_matrix(x: Any, name: str) -> np.ndarray:
     return flat
 
 
-_PER_ELEMENT: tuple[float, ...] = (0.0,)
-_SHARED: tuple[float, ...] = ()
-
-
-def _rows(a: np.ndarray, leading: tuple[int, ...]) -> tuple[np.ndarray, tuple[float, ...]]:
-    """``a`` as C-contiguous rows for a flat loop, and its step tag (see the kernels)."""
-    n = a.shape[-1]
-    if a.shape[:-1] == leading:
-        return np.ascontiguousarray(a).reshape(-1, n), _PER_ELEMENT
-    if a.size == n:
-        return np.ascontiguousarray(a).reshape(1, n), _SHARED
-    rows = np.ascontiguousarray(np.broadcast_to(a, (*leading, n))).reshape(-1, n)
-    return rows, _PER_ELEMENT
-
-
 def _flat(
     serial: Any,
     parallel: Any,
@@ -168,16 +153,11 @@ def _flat(
     """
     leading = broadcast_leading(**{k: (a, 1) for k, a in named.items()})
     dtype = common_dtype(*named.values())
-    operands: list[Any] = []
-    steps: list[tuple[float, ...]] = []
-    for a in named.values():
-        rows, step = _rows(a.astype(dtype, copy=False), leading)
-        operands.append(rows.reshape(-1))
-        steps.append(step)
-    size = int(np.prod(leading))
+    size = math.prod(leading)
+    operands = [flat_operand(a.astype(dtype, copy=False), 1, leading, size) for a in named.values()]
     out = np.empty(size * n_out, dtype=dtype)
     kernel = parallel if use_parallel(size) else serial
-    flagged = kernel(*operands, *steps, *extra, out) if size else 0
+    flagged = kernel(*operands, *extra, out) if size else 0
     return out.reshape((*leading, n_out)), flagged
 
 
@@ -209,7 +189,7 @@ def _rotvec_matrix(kernel: Any, phi: Any) -> np.ndarray:
     return _unary(kernel, pa, 9).reshape((*pa.shape[:-1], 3, 3))
 
 
-def quat_multiply(p: Any, q: Any) -> np.ndarray:
+def quat_multiply(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """Hamilton product ``p ⊗ q``: the rotation that applies ``q`` first, then ``p``.
 
     ``p ⊗ q = (pw qw - pv·qv, pw qv + qw pv + pv × qv)``. Plain algebra: any quaternions,
@@ -233,7 +213,7 @@ def quat_multiply(p: Any, q: Any) -> np.ndarray:
     return out
 
 
-def quat_conjugate(q: Any) -> np.ndarray:
+def quat_conjugate(q: ArrayLike) -> np.ndarray:
     """Conjugate ``q* = (w, -x, -y, -z)``, the inverse rotation of a unit quaternion.
 
     Parameters
@@ -250,7 +230,7 @@ def quat_conjugate(q: Any) -> np.ndarray:
     return out
 
 
-def quat_normalize(q: Any) -> np.ndarray:
+def quat_normalize(q: ArrayLike) -> np.ndarray:
     """``q / |q|``, the unit quaternion of the same rotation.
 
     Parameters
@@ -269,7 +249,7 @@ def quat_normalize(q: Any) -> np.ndarray:
     return out
 
 
-def quat_rotate(q: Any, v: Any) -> np.ndarray:
+def quat_rotate(q: ArrayLike, v: ArrayLike) -> np.ndarray:
     """Active rotation ``v' = q̂ v q̂*`` by the unit quaternion ``q̂ = q/|q|``.
 
     For a body orientation ``q`` this maps body coordinates to world coordinates:
@@ -301,7 +281,7 @@ def quat_rotate(q: Any, v: Any) -> np.ndarray:
     return out
 
 
-def quat_to_matrix(q: Any) -> np.ndarray:
+def quat_to_matrix(q: ArrayLike) -> np.ndarray:
     """Rotation matrix ``R`` with ``R v = q v q*`` (Euler-Rodrigues form, ``q/|q|``).
 
     ``R = I + 2 w [u]× + 2 [u]×²`` for unit ``q = (w, u)``; orthogonal to round-off.
@@ -320,7 +300,7 @@ def quat_to_matrix(q: Any) -> np.ndarray:
     return _unary(_k.quat_to_matrix_gu, q, 9).reshape((*q.shape[:-1], 3, 3))
 
 
-def matrix_to_quat(R: Any) -> np.ndarray:
+def matrix_to_quat(R: ArrayLike) -> np.ndarray:
     """Unit quaternion of a rotation matrix, the ``w >= 0`` representative.
 
     Shepperd's method: the square root is taken of the largest of ``1 + tr R`` and
@@ -342,7 +322,7 @@ def matrix_to_quat(R: Any) -> np.ndarray:
     return _unary(_k.matrix_to_quat_gu, _rotation_matrix(R, "R"), 4)
 
 
-def rotvec_to_quat(phi: Any) -> np.ndarray:
+def rotvec_to_quat(phi: ArrayLike) -> np.ndarray:
     """Unit quaternion ``exp(phi/2) = (cos(θ/2), sin(θ/2) phi/θ)``, ``θ = |phi|``.
 
     Accurate to round-off at every angle; the small-angle branch uses the series of
@@ -364,7 +344,7 @@ def rotvec_to_quat(phi: Any) -> np.ndarray:
     return out
 
 
-def quat_to_rotvec(q: Any) -> np.ndarray:
+def quat_to_rotvec(q: ArrayLike) -> np.ndarray:
     """Rotation vector of ``q``: ``2 atan2(|u|, w) u/|u|`` for the ``w >= 0`` representative.
 
     The angle lies in ``[0, π]``; at exactly ``π`` either sign of the axis may come out.
@@ -382,7 +362,7 @@ def quat_to_rotvec(q: Any) -> np.ndarray:
     return _unary(_k.quat_to_rotvec_gu, _rotation_quat(q, "q"), 3)
 
 
-def rotvec_to_matrix(phi: Any) -> np.ndarray:
+def rotvec_to_matrix(phi: ArrayLike) -> np.ndarray:
     """Rodrigues: ``exp([phi]×) = I + sin θ [n]× + (1 - cos θ) [n]×²``, ``θ = |phi|``.
 
     Evaluated in half-angle (Euler-Rodrigues) form through ``exp(phi/2)``, which is
@@ -399,7 +379,7 @@ def rotvec_to_matrix(phi: Any) -> np.ndarray:
     return _rotvec_matrix(_k.rotvec_to_matrix_gu, phi)
 
 
-def matrix_to_rotvec(R: Any) -> np.ndarray:
+def matrix_to_rotvec(R: ArrayLike) -> np.ndarray:
     """Rotation vector of a rotation matrix (inverse Rodrigues), angle in ``[0, π]``.
 
     Through Shepperd's quaternion and ``atan2``: accurate to round-off at every angle.
@@ -416,7 +396,7 @@ def matrix_to_rotvec(R: Any) -> np.ndarray:
     return _unary(_k.matrix_to_rotvec_gu, _rotation_matrix(R, "R"), 3)
 
 
-def skew(v: Any) -> np.ndarray:
+def skew(v: ArrayLike) -> np.ndarray:
     """Cross-product matrix ``[v]×`` with ``[v]× b = v × b``.
 
     ``[v]× = [[0, -v3, v2], [v3, 0, -v1], [-v2, v1, 0]]``; exact.
@@ -429,10 +409,10 @@ def skew(v: Any) -> np.ndarray:
     -------
     ndarray, shape (..., 3, 3)
     """
-    return _cross_matrix(_vec(v, "v"))
+    return cross_matrix(_vec(v, "v"))
 
 
-def unskew(W: Any) -> np.ndarray:
+def unskew(W: ArrayLike) -> np.ndarray:
     """Vector ``v`` of the antisymmetric part of ``W``: ``[v]× = (W - Wᵀ)/2``.
 
     The inverse of :func:`skew`; a matrix that is not antisymmetric is projected (its
@@ -447,10 +427,10 @@ def unskew(W: Any) -> np.ndarray:
     -------
     ndarray, shape (..., 3)
     """
-    return _axial_vector(as_float_array(W, "W", (3, 3)))
+    return axial_vector(as_float_array(W, "W", (3, 3)))
 
 
-def quat_exp(x: Any) -> np.ndarray:
+def quat_exp(x: ArrayLike) -> np.ndarray:
     """Exponential of the imaginary quaternion ``(0, x)``: ``(cos|x|, sin|x| x/|x|)``.
 
     A rotation by ``2|x|`` about ``x``: ``rotvec_to_quat(phi) == quat_exp(phi/2)``, and a
@@ -469,7 +449,7 @@ def quat_exp(x: Any) -> np.ndarray:
     return _unary(_k.quat_exp_gu, _vec(x, "x"), 4)
 
 
-def quat_log(q: Any) -> np.ndarray:
+def quat_log(q: ArrayLike) -> np.ndarray:
     """Vector part of ``log(q/|q|)`` on the shortest arc: ``atan2(|u|, |w|) u/|u|``.
 
     Inverse of :func:`quat_exp` for ``|x| <= π/2``: ``q`` and ``-q`` give the same
@@ -489,7 +469,7 @@ def quat_log(q: Any) -> np.ndarray:
     return _unary(_k.quat_log_gu, _rotation_quat(q, "q"), 3)
 
 
-def quat_exp_approx(x: Any) -> np.ndarray:
+def quat_exp_approx(x: ArrayLike) -> np.ndarray:
     """Trig-free normalised third-order ``exp((0, x))`` from the rotational-integration article.
 
     ``exp(X) ≈ ((1 - t²/2) + (1 - t²/6) X) / sqrt((1 - t²/2)² + (1 - t²/6)² t²)``, ``t = |x|``.
@@ -512,7 +492,7 @@ def quat_exp_approx(x: Any) -> np.ndarray:
     return _unary(_k.quat_exp_approx_gu, _vec(x, "x"), 4)
 
 
-def cayley_rotate(v: Any, phi: Any) -> np.ndarray:
+def cayley_rotate(v: ArrayLike, phi: ArrayLike) -> np.ndarray:
     """Rotate ``v`` about ``phi`` with the Cayley transform: no trig, no square root.
 
     With ``t = phi/2`` and ``u = t × v``: ``v' = v + 2 (u + t × u) / (1 + |t|²)``. The map
@@ -535,7 +515,7 @@ def cayley_rotate(v: Any, phi: Any) -> np.ndarray:
     return _binary(_k.cayley_rotate_gu, _vec(v, "v"), _vec(phi, "phi"), ("v", "phi"), 3)
 
 
-def cayley_quat(phi: Any) -> np.ndarray:
+def cayley_quat(phi: ArrayLike) -> np.ndarray:
     """Quarter-angle Cayley quaternion for orientation updates: no trig, no square root.
 
     With ``a = phi/4``: ``Δq = ((1 - |a|²), 2a) / (1 + |a|²)``, unit to round-off, axis
@@ -554,7 +534,7 @@ def cayley_quat(phi: Any) -> np.ndarray:
     return _unary(_k.cayley_quat_gu, _vec(phi, "phi"), 4)
 
 
-def rotation_angle(p: Any, q: Any) -> np.ndarray | np.floating:
+def rotation_angle(p: ArrayLike, q: ArrayLike) -> np.ndarray | np.floating:
     """Angle in ``[0, π]`` of the rotation between orientations ``p`` and ``q``.
 
     ``2 atan2(|u|, |w|)`` of ``p* ⊗ q = (w, u)``: double-cover aware (``q`` and ``-q``
@@ -584,7 +564,7 @@ def random_quat(
     shape: int | tuple[int, ...] = (),
     rng: int | np.random.Generator | None = None,
     *,
-    dtype: Any = np.float64,
+    dtype: DTypeLike = np.float64,
 ) -> np.ndarray:
     """Unit quaternions distributed uniformly on SO(3) (Haar measure).
 
@@ -650,7 +630,7 @@ def from_scipy(rotation: Any) -> np.ndarray:
     return np.ascontiguousarray(rotation.as_quat()[..., [3, 0, 1, 2]])
 
 
-def to_scipy(q: Any) -> Any:
+def to_scipy(q: ArrayLike) -> Any:
     """SciPy ``Rotation`` of scalar-first quaternions ``q`` (reordered to scalar last).
 
     Parameters
@@ -674,7 +654,7 @@ def to_scipy(q: Any) -> Any:
 # SO(3) Jacobians of the exponential map
 
 
-def so3_right_jacobian(phi: Any) -> np.ndarray:
+def so3_right_jacobian(phi: ArrayLike) -> np.ndarray:
     """Right Jacobian ``J_r(phi)`` of the exponential map: ``exp(phi + δ) ≈ exp(phi) exp(J_r δ)``.
 
     ``exp`` is the rotation of a rotation vector (``rotvec_to_matrix``, ``rotvec_to_quat``),
@@ -705,7 +685,7 @@ def so3_right_jacobian(phi: Any) -> np.ndarray:
     return _rotvec_matrix(_k.so3_right_jacobian_gu, phi)
 
 
-def so3_left_jacobian(phi: Any) -> np.ndarray:
+def so3_left_jacobian(phi: ArrayLike) -> np.ndarray:
     """Left Jacobian ``J_l(phi)`` of the exponential map: ``exp(phi + δ) ≈ exp(J_l δ) exp(phi)``.
 
     ``J_l δ`` is the **world-frame** (left) increment of a change ``δ`` of the rotation
@@ -730,7 +710,7 @@ def so3_left_jacobian(phi: Any) -> np.ndarray:
     return _rotvec_matrix(_k.so3_left_jacobian_gu, phi)
 
 
-def so3_right_jacobian_inverse(phi: Any) -> np.ndarray:
+def so3_right_jacobian_inverse(phi: ArrayLike) -> np.ndarray:
     """``J_r(phi)⁻¹``: the rotation-vector change of a body-frame increment.
 
     ``log(exp(phi) exp(δ)) ≈ phi + J_r⁻¹ δ``, so ``dphi/dt = J_r⁻¹(phi) omega_body``.
@@ -762,7 +742,7 @@ def so3_right_jacobian_inverse(phi: Any) -> np.ndarray:
     return _rotvec_matrix(_k.so3_right_jacobian_inverse_gu, phi)
 
 
-def so3_left_jacobian_inverse(phi: Any) -> np.ndarray:
+def so3_left_jacobian_inverse(phi: ArrayLike) -> np.ndarray:
     """``J_l(phi)⁻¹``: the rotation-vector change of a world-frame increment.
 
     ``log(exp(δ) exp(phi)) ≈ phi + J_l⁻¹ δ``, so ``dphi/dt = J_l⁻¹(phi) omega_world``.

@@ -34,17 +34,21 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from tumble._errors import InputError
+from tumble._linalg import antisymmetric_part, axial_vector, cross_matrix
 from tumble._validate import (
     as_float_array,
     as_float_dtype,
     as_int,
     as_scalar,
     check_rotation_matrix,
+    check_skew,
     common_dtype,
     rotation_tolerance,
 )
+from tumble.rotation import quat_to_matrix, rotvec_to_matrix
 
 __all__ = [
     "DynamicDelta",
@@ -52,26 +56,14 @@ __all__ = [
     "Transform",
     "rotation_tolerance",
     "skew2",
-    "skew3",
     "unskew2",
-    "unskew3",
 ]
-
-
-def _skew_tolerance(dtype: Any, magnitude: float) -> float:
-    """Largest ``|W + W^T|`` entry accepted for a skew matrix of the given magnitude."""
-    return float(np.sqrt(np.finfo(np.dtype(dtype)).eps) * max(1.0, magnitude))
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.array(a, copy=True)
     a.flags.writeable = False
     return a
-
-
-def _skew_part(W: np.ndarray) -> np.ndarray:
-    """``(W - W^T) / 2``: removes the round-off that breaks exact skew symmetry."""
-    return 0.5 * (W - np.swapaxes(W, -1, -2))
 
 
 def _commutator(A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -81,8 +73,9 @@ def _commutator(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 def _as_rotation(x: Any, name: str, n: int | None = None) -> np.ndarray:
     R = as_float_array(x, name)
     if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] < 1:
-        raise InputError(f"{name}: expected a square matrix of shape (n, n) with n >= 1, "
-                         f"got {R.shape}")
+        raise InputError(
+            f"{name}: expected a square matrix of shape (n, n) with n >= 1, got {R.shape}"
+        )
     if n is not None and R.shape[0] != n:
         raise InputError(f"{name}: expected shape ({n}, {n}), got shape {R.shape}")
     check_rotation_matrix(R, name)
@@ -102,46 +95,17 @@ def _as_skew(x: Any, name: str, n: int) -> np.ndarray:
     if n == 2 and arr.ndim == 0:
         return skew2(arr)
     if n == 3 and arr.shape == (3,):
-        return skew3(arr)
+        return cross_matrix(arr)
     if arr.shape != (n, n):
         compact = {2: " or a scalar", 3: " or a 3-vector"}.get(n, "")
         raise InputError(
             f"{name}: expected a skew-symmetric ({n}, {n}) matrix{compact}, got shape {arr.shape}"
         )
-    asym = float(np.max(np.abs(arr + arr.T), initial=0.0))
-    tol = _skew_tolerance(arr.dtype, float(np.max(np.abs(arr), initial=0.0)))
-    if asym > tol:
-        raise InputError(
-            f"{name}: expected a skew-symmetric matrix (W^T = -W within {tol:.2g}), "
-            f"got max |W + W^T| = {asym:.3g}"
-        )
-    return _skew_part(arr)
+    check_skew(arr, name, "a skew-symmetric matrix")
+    return antisymmetric_part(arr)
 
 
-# The 3-D skew formulas live here, not in tumble.rotation: that module loads numba and its
-# compiled kernels, so this NumPy-only module imports it lazily, while it imports this one.
-def _cross_matrix(w: np.ndarray) -> np.ndarray:
-    """``[w]x`` of validated ``(..., 3)`` vectors; also behind :func:`tumble.rotation.skew`."""
-    out = np.zeros((*w.shape[:-1], 3, 3), dtype=w.dtype)
-    x, y, z = w[..., 0], w[..., 1], w[..., 2]
-    out[..., 0, 1], out[..., 0, 2] = -z, y
-    out[..., 1, 0], out[..., 1, 2] = z, -x
-    out[..., 2, 0], out[..., 2, 1] = -y, x
-    return out
-
-
-def _axial_vector(W: np.ndarray) -> np.ndarray:
-    """``w`` with ``[w]x = (W - W^T) / 2`` of validated ``(..., 3, 3)`` matrices.
-
-    Also behind :func:`tumble.rotation.unskew`.
-    """
-    return 0.5 * np.stack(
-        [W[..., 2, 1] - W[..., 1, 2], W[..., 0, 2] - W[..., 2, 0], W[..., 1, 0] - W[..., 0, 1]],
-        axis=-1,
-    )
-
-
-def skew2(w: Any) -> np.ndarray:
+def skew2(w: ArrayLike) -> np.ndarray:
     """The 2-D angular velocity matrix of the scalar rate ``w``.
 
     ``[[0, -w], [w, 0]]``, whose action on a vector is ``w v_perp`` with
@@ -162,7 +126,7 @@ def skew2(w: Any) -> np.ndarray:
     return out
 
 
-def unskew2(W: Any) -> np.ndarray:
+def unskew2(W: ArrayLike) -> np.ndarray:
     """The scalar rate ``w`` of a 2-D skew matrix ``[[0, -w], [w, 0]]``.
 
     Parameters
@@ -175,34 +139,6 @@ def unskew2(W: Any) -> np.ndarray:
     """
     W = as_float_array(W, "W", (2, 2))
     return 0.5 * (W[..., 1, 0] - W[..., 0, 1])
-
-
-def skew3(w: Any) -> np.ndarray:
-    """The 3-D cross-product matrix ``[w]x`` of the vector ``w``: ``[w]x v = w x v``.
-
-    Parameters
-    ----------
-    w : array_like, shape (..., 3)
-
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-    """
-    return _cross_matrix(as_float_array(w, "w", (3,)))
-
-
-def unskew3(W: Any) -> np.ndarray:
-    """The vector ``w`` of a 3-D cross-product matrix ``[w]x`` (antisymmetric part).
-
-    Parameters
-    ----------
-    W : array_like, shape (..., 3, 3)
-
-    Returns
-    -------
-    ndarray, shape (..., 3)
-    """
-    return _axial_vector(as_float_array(W, "W", (3, 3)))
 
 
 def _dimension_mismatch(name: str, n_self: int, n_other: int) -> InputError:
@@ -235,7 +171,7 @@ class Transform:
     _rotation: np.ndarray
     _scale: float
 
-    def __init__(self, translation: Any, rotation: Any, scale: Any = 1.0) -> None:
+    def __init__(self, translation: ArrayLike, rotation: ArrayLike, scale: Any = 1.0) -> None:
         R = _as_rotation(rotation, "rotation")
         n = R.shape[0]
         T = _as_vector(translation, "translation", n)
@@ -290,14 +226,16 @@ class Transform:
         return self.dtype.type(x)
 
     @classmethod
-    def identity(cls, n: int, dtype: Any = np.float64) -> Transform:
+    def identity(cls, n: int, dtype: DTypeLike = np.float64) -> Transform:
         """The identity ``(0, id, 1)`` of n-dimensional space."""
         n = as_int(n, "n", minimum=1)
         dtype = as_float_dtype(dtype)
         return cls._make(np.zeros(n, dtype), np.eye(n, dtype=dtype), 1.0)
 
     @classmethod
-    def from_angle(cls, angle: Any, translation: Any = (0.0, 0.0), scale: Any = 1.0) -> Transform:
+    def from_angle(
+        cls, angle: Any, translation: ArrayLike = (0.0, 0.0), scale: Any = 1.0
+    ) -> Transform:
         """A 2-D transform rotating counter-clockwise by ``angle`` radians.
 
         ``R = [[cos, -sin], [sin, cos]]``.
@@ -316,14 +254,14 @@ class Transform:
         return float(np.arctan2(self._rotation[1, 0], self._rotation[0, 0]))
 
     @classmethod
-    def from_quat(cls, q: Any, translation: Any = (0.0, 0.0, 0.0), scale: Any = 1.0) -> Transform:
+    def from_quat(
+        cls, q: ArrayLike, translation: ArrayLike = (0.0, 0.0, 0.0), scale: Any = 1.0
+    ) -> Transform:
         """A 3-D transform whose rotation is the unit quaternion ``q = (w, x, y, z)``.
 
         ``R = quat_to_matrix(q)`` (active rotation ``v' = q v q*``; see
         :func:`tumble.rotation.quat_to_matrix` for how non-unit input is treated).
         """
-        from tumble.rotation import quat_to_matrix
-
         q = as_float_array(q, "q", (4,))
         if q.ndim != 1:
             raise InputError(f"q: expected shape (4,), got shape {q.shape}")
@@ -335,11 +273,9 @@ class Transform:
 
     @classmethod
     def from_rotvec(
-        cls, phi: Any, translation: Any = (0.0, 0.0, 0.0), scale: Any = 1.0
+        cls, phi: ArrayLike, translation: ArrayLike = (0.0, 0.0, 0.0), scale: Any = 1.0
     ) -> Transform:
         """A 3-D transform rotating by ``|phi|`` radians about ``phi / |phi|``."""
-        from tumble.rotation import rotvec_to_matrix
-
         phi = as_float_array(phi, "phi", (3,))
         if phi.ndim != 1:
             raise InputError(f"phi: expected shape (3,), got shape {phi.shape}")
@@ -347,7 +283,7 @@ class Transform:
         S = as_scalar(scale, "scale", positive=True)
         return cls._make(T, np.asarray(rotvec_to_matrix(phi)), S)
 
-    def __call__(self, points: Any) -> np.ndarray:
+    def __call__(self, points: ArrayLike) -> np.ndarray:
         """Apply to points: ``x -> R S x + T``.
 
         Parameters
@@ -435,7 +371,8 @@ class DynamicTransform:
     angular_velocity : array_like, shape (n, n), optional
         ``omega`` with ``dR/dt = omega R``: a skew matrix in the parent's basis (default
         zero). In 2-D a scalar ``w`` (meaning ``[[0, -w], [w, 0]]``) and in 3-D a vector
-        ``w`` (meaning ``[w]x``) are accepted too; see :func:`skew2`, :func:`skew3`.
+        ``w`` (meaning ``[w]x``) are accepted too; see :func:`skew2` and
+        :func:`tumble.rotation.skew`.
     angular_acceleration : array_like, shape (n, n), optional
         ``alpha = d omega/dt``, same forms as ``angular_velocity``.
 
@@ -447,8 +384,13 @@ class DynamicTransform:
     enters. The scale is taken as constant in time.
     """
 
-    __slots__ = ("_acceleration", "_angular_acceleration", "_angular_velocity", "_transform",
-                 "_velocity")
+    __slots__ = (
+        "_acceleration",
+        "_angular_acceleration",
+        "_angular_velocity",
+        "_transform",
+        "_velocity",
+    )
 
     _transform: Transform
     _velocity: np.ndarray
@@ -459,10 +401,10 @@ class DynamicTransform:
     def __init__(
         self,
         transform: Transform,
-        velocity: Any = None,
-        acceleration: Any = None,
-        angular_velocity: Any = None,
-        angular_acceleration: Any = None,
+        velocity: ArrayLike | None = None,
+        acceleration: ArrayLike | None = None,
+        angular_velocity: ArrayLike | None = None,
+        angular_acceleration: ArrayLike | None = None,
     ) -> None:
         if not isinstance(transform, Transform):
             raise InputError(f"transform: expected a Transform, got {type(transform).__name__}")
@@ -470,13 +412,23 @@ class DynamicTransform:
         zero_v, zero_w = np.zeros(n), np.zeros((n, n))
         v = _as_vector(zero_v if velocity is None else velocity, "velocity", n)
         a = _as_vector(zero_v if acceleration is None else acceleration, "acceleration", n)
-        w = _as_skew(zero_w if angular_velocity is None else angular_velocity,
-                     "angular_velocity", n)
-        al = _as_skew(zero_w if angular_acceleration is None else angular_acceleration,
-                      "angular_acceleration", n)
-        given = [x for x, g in zip((v, a, w, al),
-                                   (velocity, acceleration, angular_velocity,
-                                    angular_acceleration), strict=True) if g is not None]
+        w = _as_skew(
+            zero_w if angular_velocity is None else angular_velocity, "angular_velocity", n
+        )
+        al = _as_skew(
+            zero_w if angular_acceleration is None else angular_acceleration,
+            "angular_acceleration",
+            n,
+        )
+        given = [
+            x
+            for x, g in zip(
+                (v, a, w, al),
+                (velocity, acceleration, angular_velocity, angular_acceleration),
+                strict=True,
+            )
+            if g is not None
+        ]
         dtype = common_dtype(transform.translation, *given)
         self._init(transform, v, a, w, al, dtype)
 
@@ -491,7 +443,8 @@ class DynamicTransform:
     ) -> None:
         if transform.dtype != dtype:
             transform = Transform._make(
-                transform.translation.astype(dtype), transform.rotation.astype(dtype),
+                transform.translation.astype(dtype),
+                transform.rotation.astype(dtype),
                 transform.scale,
             )
         self._transform = transform
@@ -512,7 +465,7 @@ class DynamicTransform:
         """Build from already valid components (no checks: internal results only)."""
         out = cls.__new__(cls)
         dtype = common_dtype(transform.translation, v, a, w, al)
-        out._init(transform, v, a, _skew_part(w), _skew_part(al), dtype)
+        out._init(transform, v, a, antisymmetric_part(w), antisymmetric_part(al), dtype)
         return out
 
     @property
@@ -550,16 +503,19 @@ class DynamicTransform:
         """float32 or float64."""
         return self._velocity.dtype
 
-    def angular_velocity_compact(self) -> Any:
-        """``omega`` as a scalar (2-D, :func:`unskew2`) or a 3-vector (3-D, :func:`unskew3`)."""
+    def angular_velocity_compact(self) -> float | np.ndarray:
+        """``omega`` as a scalar (2-D, :func:`unskew2`) or a 3-vector (3-D, ``unskew``).
+
+        The 3-vector is :func:`tumble.rotation.unskew` of the matrix.
+        """
         return _compact(self._angular_velocity, "angular_velocity_compact")
 
-    def angular_acceleration_compact(self) -> Any:
+    def angular_acceleration_compact(self) -> float | np.ndarray:
         """``alpha`` as a scalar (2-D) or a 3-vector (3-D)."""
         return _compact(self._angular_acceleration, "angular_acceleration_compact")
 
     @classmethod
-    def identity(cls, n: int, dtype: Any = np.float64) -> DynamicTransform:
+    def identity(cls, n: int, dtype: DTypeLike = np.float64) -> DynamicTransform:
         """The identity with null dynamics: an object is at rest relative to itself."""
         A = Transform.identity(n, dtype)
         z, Z = np.zeros(A.n, A.dtype), np.zeros((A.n, A.n), A.dtype)
@@ -594,8 +550,13 @@ class DynamicTransform:
         JT1 = J2 @ other._transform.translation
         Jv1 = J2 @ other._velocity
         v3 = self._velocity + Jv1 + w2 @ JT1
-        a3 = (self._acceleration + J2 @ other._acceleration + al2 @ JT1 + w2 @ (w2 @ JT1)
-              + 2 * (w2 @ Jv1))
+        a3 = (
+            self._acceleration
+            + J2 @ other._acceleration
+            + al2 @ JT1
+            + w2 @ (w2 @ JT1)
+            + 2 * (w2 @ Jv1)
+        )
         w3 = w2 + R2 @ other._angular_velocity @ R2.T
         al3 = al2 + R2 @ other._angular_acceleration @ R2.T + _commutator(w2, w3)
         return DynamicTransform._make(A3, v3, a3, w3, al3)
@@ -613,8 +574,12 @@ class DynamicTransform:
         """
         A = self._transform
         Jinv, R, T = A.inverse().linear, A.rotation, A.translation
-        w, al, v, a = (self._angular_velocity, self._angular_acceleration, self._velocity,
-                       self._acceleration)
+        w, al, v, a = (
+            self._angular_velocity,
+            self._angular_acceleration,
+            self._velocity,
+            self._acceleration,
+        )
         v_inv = Jinv @ (w @ T - v)
         a_inv = Jinv @ (al @ T - w @ (w @ T) + 2 * (w @ v) - a)
         return DynamicTransform._make(A.inverse(), v_inv, a_inv, -(R.T @ w @ R), -(R.T @ al @ R))
@@ -639,8 +604,9 @@ class DynamicTransform:
         dT = g._transform.translation - A2.translation
         dv = g._velocity - self._velocity
         v1 = Jinv @ (dv - w2 @ dT)
-        a1 = Jinv @ (g._acceleration - self._acceleration - (al2 @ dT - w2 @ (w2 @ dT))
-                     - 2 * (w2 @ dv))
+        a1 = Jinv @ (
+            g._acceleration - self._acceleration - (al2 @ dT - w2 @ (w2 @ dT)) - 2 * (w2 @ dv)
+        )
         w1 = R2.T @ (g._angular_velocity - w2) @ R2
         al1 = R2.T @ (g._angular_acceleration - al2 + _commutator(g._angular_velocity, w2)) @ R2
         return DynamicTransform._make(A2inv * g._transform, v1, a1, w1, al1)
@@ -654,7 +620,7 @@ class DynamicTransform:
     # Local-to-global deltas: self is the parent's global dynamic A2, the arguments are
     # instantaneous changes of the child's local dynamic; the transforms do not change.
 
-    def delta_velocity(self, dv: Any) -> np.ndarray:
+    def delta_velocity(self, dv: ArrayLike) -> np.ndarray:
         """Global change of a child's velocity from a local change: ``dv3 = J2 dv1``.
 
         ``self`` is the parent's global dynamic; ``dv`` (shape (n,)) is in parent
@@ -662,7 +628,7 @@ class DynamicTransform:
         """
         return self._transform.linear @ self._vector(dv, "dv")
 
-    def delta_acceleration(self, dv: Any, da: Any) -> np.ndarray:
+    def delta_acceleration(self, dv: ArrayLike, da: ArrayLike) -> np.ndarray:
         """Global change of a child's acceleration: ``da3 = J2 da1 + 2 omega2 dv3``.
 
         ``dv``, ``da`` (shape (n,)) are the local changes (parent coordinates); the Coriolis
@@ -673,16 +639,16 @@ class DynamicTransform:
         dv3 = J2 @ self._vector(dv, "dv")
         return J2 @ self._vector(da, "da") + 2 * (self._angular_velocity @ dv3)
 
-    def delta_angular_velocity(self, dw: Any) -> np.ndarray:
+    def delta_angular_velocity(self, dw: ArrayLike) -> np.ndarray:
         """Global change of a child's angular velocity: ``dw3 = R2 dw1 R2^T``.
 
         ``dw`` is an (n, n) skew matrix (or its 2-D scalar / 3-D vector form) in the
         parent's basis; the result is an (n, n) skew matrix in the world basis.
         """
         R2 = self._transform.rotation
-        return _skew_part(R2 @ self._skew(dw, "dw") @ R2.T)
+        return antisymmetric_part(R2 @ self._skew(dw, "dw") @ R2.T)
 
-    def delta_angular_acceleration(self, dw: Any, dalpha: Any) -> np.ndarray:
+    def delta_angular_acceleration(self, dw: ArrayLike, dalpha: ArrayLike) -> np.ndarray:
         """Global change of a child's angular acceleration.
 
         ``dalpha3 = R2 dalpha1 R2^T + [omega2, dw3]`` with ``dw3 = R2 dw1 R2^T``; ``dw``,
@@ -690,16 +656,17 @@ class DynamicTransform:
         """
         R2 = self._transform.rotation
         dw3 = R2 @ self._skew(dw, "dw") @ R2.T
-        return _skew_part(R2 @ self._skew(dalpha, "dalpha") @ R2.T
-                          + _commutator(self._angular_velocity, dw3))
+        return antisymmetric_part(
+            R2 @ self._skew(dalpha, "dalpha") @ R2.T + _commutator(self._angular_velocity, dw3)
+        )
 
     # Global-to-local deltas: the local change of a child that produces a given global one.
 
-    def delta_velocity_to_local(self, dv: Any) -> np.ndarray:
+    def delta_velocity_to_local(self, dv: ArrayLike) -> np.ndarray:
         """Local change producing the global velocity change ``dv``: ``dv1 = J2^-1 dv3``."""
         return self._transform.inverse().linear @ self._vector(dv, "dv")
 
-    def delta_acceleration_to_local(self, dv: Any, da: Any) -> np.ndarray:
+    def delta_acceleration_to_local(self, dv: ArrayLike, da: ArrayLike) -> np.ndarray:
         """Local acceleration change for global changes ``dv``, ``da``.
 
         ``da1 = J2^-1 (da3 - 2 omega2 dv3)`` (world in, parent coordinates out).
@@ -709,26 +676,26 @@ class DynamicTransform:
             self._vector(da, "da") - 2 * (self._angular_velocity @ dv3)
         )
 
-    def delta_angular_velocity_to_local(self, dw: Any) -> np.ndarray:
+    def delta_angular_velocity_to_local(self, dw: ArrayLike) -> np.ndarray:
         """Local angular velocity change for a global one: ``dw1 = R2^T dw3 R2``."""
         R2 = self._transform.rotation
-        return _skew_part(R2.T @ self._skew(dw, "dw") @ R2)
+        return antisymmetric_part(R2.T @ self._skew(dw, "dw") @ R2)
 
-    def delta_angular_acceleration_to_local(self, dw: Any, dalpha: Any) -> np.ndarray:
+    def delta_angular_acceleration_to_local(self, dw: ArrayLike, dalpha: ArrayLike) -> np.ndarray:
         """Local angular acceleration change: ``dalpha1 = R2^T (dalpha3 + [dw3, omega2]) R2``."""
         R2 = self._transform.rotation
         inner = self._skew(dalpha, "dalpha") + _commutator(
             self._skew(dw, "dw"), self._angular_velocity
         )
-        return _skew_part(R2.T @ inner @ R2)
+        return antisymmetric_part(R2.T @ inner @ R2)
 
     def inherited_delta(
         self,
         local: DynamicTransform,
-        dv: Any = None,
-        da: Any = None,
-        dw: Any = None,
-        dalpha: Any = None,
+        dv: ArrayLike | None = None,
+        da: ArrayLike | None = None,
+        dw: ArrayLike | None = None,
+        dalpha: ArrayLike | None = None,
     ) -> DynamicDelta:
         """Global change of a locally unmodified child when its parent changes globally.
 
@@ -753,13 +720,20 @@ class DynamicTransform:
         J2, R2, w2 = self._transform.linear, self._transform.rotation, self._angular_velocity
         JT1 = J2 @ local._transform.translation
         dv3 = dv2 + dw2 @ JT1
-        da3 = (da2 + (dal2 + dw2 @ w2 + w2 @ dw2 + dw2 @ dw2) @ JT1
-               + 2 * (dw2 @ (J2 @ local._velocity)))
+        da3 = (
+            da2
+            + (dal2 + dw2 @ w2 + w2 @ dw2 + dw2 @ dw2) @ JT1
+            + 2 * (dw2 @ (J2 @ local._velocity))
+        )
         W1 = R2 @ local._angular_velocity @ R2.T
         dal3 = dal2 + _commutator(dw2, W1)
         dtype = self.dtype
-        return DynamicDelta(dv3.astype(dtype), da3.astype(dtype), dw2.astype(dtype),
-                            _skew_part(dal3).astype(dtype))
+        return DynamicDelta(
+            dv3.astype(dtype),
+            da3.astype(dtype),
+            dw2.astype(dtype),
+            antisymmetric_part(dal3).astype(dtype),
+        )
 
     def __repr__(self) -> str:
         return (
@@ -770,10 +744,10 @@ class DynamicTransform:
         )
 
 
-def _compact(W: np.ndarray, name: str) -> Any:
+def _compact(W: np.ndarray, name: str) -> float | np.ndarray:
     n = W.shape[-1]
     if n == 2:
         return float(unskew2(W))
     if n == 3:
-        return unskew3(W)
+        return axial_vector(W)
     raise InputError(f"{name}: compact forms exist in 2-D and 3-D only, this is {n}-D")

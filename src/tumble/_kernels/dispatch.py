@@ -1,23 +1,44 @@
-"""The one dispatch layer in front of the kernels: when to use threads, and how not to.
+"""The one dispatch layer in front of the kernels: threads, and the operands of flat loops.
 
 Public modules validate, then hand flat arrays to a kernel here or in a sibling module.
-Two decisions are made in this one place:
+Three decisions are made in this one place:
 
 * :func:`use_parallel` decides whether a batch is large enough for a ``prange`` kernel to
   pay for waking numba's thread pool (below :data:`PARALLEL_MIN_SIZE` elements the serial
   loop wins, and a small batch never touches the pool);
 * :func:`single_thread` runs a block of parallel kernels on the calling thread only, for
   callers that already run one job per core (sweep workers), serve one body per request
-  (the lab), or time a single body (scenarios).
+  (the lab), or time a single body (scenarios);
+* :func:`flat_operand` gives an argument of a broadcasting flat loop its form, and
+  :func:`load`, :func:`load_scalar`, :func:`load3`, :func:`load4`, :func:`store` read and
+  write it inside the loop.
+
+Operands of the flat loops (``tumble.rotation``'s hot operations, ``tumble.kinematics``).
+An argument with one element per batch element is the flat view of a C-contiguous
+``(n, k)`` array, read at unsigned offsets (with a signed index numba adds a wrap-around
+test to every load, about 20 % of these short loops). An argument shared by the whole
+batch is a plain ``k``-tuple (a ``dt`` without component axis: the scalar itself): it
+lives in registers, is never copied ``n`` times, and is never reloaded after a store.
+Which of the two an argument is, is its numba type, so the choice is made at compile
+time: numba compiles one loop per combination used, the row stride of every operand is a
+constant, and LLVM vectorises the loops across elements (with a run-time stride it does
+not, which cost ``quat_rotate`` half its speed).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import numba
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from tumble._kernels import njit
 
 #: Batches at least this large run the ``prange`` loops (when numba has more than one
 #: thread); below it, thread start-up costs more than it saves.
@@ -60,3 +81,69 @@ def single_thread() -> Iterator[None]:
             yield
     finally:
         numba.set_num_threads(old)
+
+
+# --------------------------------------------------------------------------------------
+# operands of the flat loops (see the module docstring)
+
+
+def flat_operand(a: np.ndarray, n_trailing: int, batch: tuple[int, ...], size: int) -> Any:
+    """``a`` as a flat loop takes it, for a batch of shape ``batch`` and ``size`` elements.
+
+    ``a`` holds components of shape ``a.shape[-n_trailing:]`` (``k`` numbers) over leading
+    axes that broadcast to ``batch``. One element for a batch of another size gives the
+    shared form: a ``k``-tuple of scalars of ``a``'s dtype, or the scalar for
+    ``n_trailing = 0``. Otherwise the per-element form: ``size * k`` numbers, C order,
+    broadcast (copied) first if ``a`` has fewer elements.
+    """
+    trailing = a.shape[a.ndim - n_trailing :]
+    k = math.prod(trailing)
+    count = math.prod(a.shape[: a.ndim - n_trailing])
+    if count == 1 and size != 1:
+        shared = a.reshape(k)
+        return shared[0] if n_trailing == 0 else tuple(shared)
+    if count != size:
+        a = np.broadcast_to(a, batch + trailing)
+    return np.ascontiguousarray(a).reshape(size * k)
+
+
+def load(x, row, width, j):
+    """Component ``j`` of element ``row``: ``x[row * width + j]``, or ``x[j]`` if shared."""
+    raise NotImplementedError  # pragma: no cover - replaced by the overload in compiled code
+
+
+def load_scalar(x, row):
+    """Element ``row`` of a scalar operand: ``x[row]``, or ``x`` itself if shared."""
+    raise NotImplementedError  # pragma: no cover - replaced by the overload in compiled code
+
+
+@overload(load)
+def _load_impl(x, row, width, j):
+    if isinstance(x, types.Array):
+        return lambda x, row, width, j: x[np.uint64(row) * np.uint64(width) + np.uint64(j)]
+    return lambda x, row, width, j: x[j]
+
+
+@overload(load_scalar)
+def _load_scalar_impl(x, row):
+    if isinstance(x, types.Array):
+        return lambda x, row: x[np.uint64(row)]
+    return lambda x, row: x
+
+
+@njit
+def load3(x, row):
+    """Element ``row`` of an operand of 3-vectors, as a tuple."""
+    return (load(x, row, 3, 0), load(x, row, 3, 1), load(x, row, 3, 2))
+
+
+@njit
+def load4(x, row):
+    """Element ``row`` of an operand of quaternions, as a tuple."""
+    return (load(x, row, 4, 0), load(x, row, 4, 1), load(x, row, 4, 2), load(x, row, 4, 3))
+
+
+@njit
+def store(out, row, width, j, value):
+    """``out[row * width + j] = value`` at an unsigned offset (``out`` is per element)."""
+    out[np.uint64(row) * np.uint64(width) + np.uint64(j)] = value

@@ -3,17 +3,15 @@
 Scalar tuple kernels first (``magnus_omega`` is called by the rigid-body integrator
 kernels: keep its name and signature), then the loops behind :mod:`tumble.kinematics`.
 
-Operands of the loops. A per-element operand is the flat view of a C-contiguous ``(n, k)``
-array (unsigned offsets, so numba adds no negative-index test to the loads); an operand
-shared by the whole batch is passed as a plain ``k``-tuple (and a shared ``dt`` as a
-float), so it lives in registers, is never copied ``n`` times and is never reloaded after a
-store. numba compiles one loop per combination actually used; ``_get`` and ``_step``
-resolve the choice at compile time. The Magnus order, the exponential and the row width
-are passed as the *length* of a tuple of zeros (``order_tag``, ``exp_tag``, ``width_tag``)
-for the same reason: numba then compiles one loop per choice with the branches folded away
-(left to run time they cost a quarter of a trig-free step, and they keep LLVM from
-vectorising the loops). The zeros are floats: numba's parfor pass takes a tuple of ints
-that a ``prange`` body uses for an array shape, and fails to compile the loop.
+Operands of the loops follow the convention of :mod:`tumble._kernels.dispatch`: a flat
+C-contiguous array per element or a tuple (a shared ``dt``: a float) for the whole batch,
+told apart at compile time by ``load`` and ``load_scalar``. The Magnus order, the
+exponential and the row width are compile-time choices too, passed as the *length* of a
+tuple of zeros (``order_tag``, ``exp_tag``, ``width_tag``): numba then compiles one loop
+per choice with the branches folded away (left to run time they cost a quarter of a
+trig-free step, and they keep LLVM from vectorising the loops). The zeros are floats:
+numba's parfor pass takes a tuple of ints that a ``prange`` body uses for an array shape,
+and fails to compile the loop.
 
 Each loop exists twice, serial (small batches: no thread start-up) and ``prange``; both
 call the same per-element function. Those are plain ``njit`` functions, which LLVM
@@ -32,10 +30,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import prange, types
-from numba.extending import overload
+from numba import prange
 
 from tumble._kernels import njit, parallel_njit, select
+from tumble._kernels.dispatch import load, load3, load_scalar, store
 from tumble._kernels.rotation import (
     SMALL_ANGLE_SQ,
     cross,
@@ -188,44 +186,6 @@ def _exp_half_branch_free(omega, exp):
     return e, _special(x, z, exp)
 
 
-# --------------------------------------------------------------------------------------
-# Operand access, resolved at compile time (see the module docstring).
-
-
-def _get(x, row, width, j):
-    """Component ``j`` of element ``row``: ``x[row * width + j]``, or ``x[j]`` if shared."""
-    raise NotImplementedError  # pragma: no cover - replaced by the overload in compiled code
-
-
-def _step(dt, row):
-    """``dt`` of element ``row``: ``dt[row]`` of an array, ``dt`` itself when shared."""
-    raise NotImplementedError  # pragma: no cover - replaced by the overload in compiled code
-
-
-@overload(_get)
-def _get_impl(x, row, width, j):
-    if isinstance(x, types.Array):
-        return lambda x, row, width, j: x[np.uint64(row) * np.uint64(width) + np.uint64(j)]
-    return lambda x, row, width, j: x[j]
-
-
-@overload(_step)
-def _step_impl(dt, row):
-    if isinstance(dt, types.Array):
-        return lambda dt, row: dt[np.uint64(row)]
-    return lambda dt, row: dt
-
-
-@njit
-def _vec3(x, row):
-    return (_get(x, row, 3, 0), _get(x, row, 3, 1), _get(x, row, 3, 2))
-
-
-@njit
-def _set(out, row, width, j, value):
-    out[np.uint64(row) * np.uint64(width) + np.uint64(j)] = value
-
-
 @njit
 def _near(w, w1, h):
     """1 if ``max(|w|, |w1|) |h|`` reaches the bound (an upper bound of the turned angle)."""
@@ -250,14 +210,14 @@ def _block_range(b, n):
 
 @njit
 def _translate_at(i, x, v, a, dt, d, x1, v1):
-    h = _step(dt, i)
+    h = load_scalar(dt, i)
     bad = 0
     for j in range(d):
-        vj = _get(v, i, d, j)
-        vn = vj + _get(a, i, d, j) * h
-        xn = _get(x, i, d, j) + 0.5 * (vj + vn) * h
-        _set(v1, i, d, j, vn)
-        _set(x1, i, d, j, xn)
+        vj = load(v, i, d, j)
+        vn = vj + load(a, i, d, j) * h
+        xn = load(x, i, d, j) + 0.5 * (vj + vn) * h
+        store(v1, i, d, j, vn)
+        store(x1, i, d, j, xn)
         bad |= not_finite(abs(vn) + abs(xn))
     return bad
 
@@ -289,12 +249,12 @@ def translate_parallel(x, v, a, dt, d, x1, v1):
 
 @njit
 def _magnus_at(i, w, a, dt, order, out):
-    wi = _vec3(w, i)
-    ai = _vec3(a, i)
-    h = _step(dt, i)
+    wi = load3(w, i)
+    ai = load3(a, i)
+    h = load_scalar(dt, i)
     o = magnus_omega(wi, ai, h, order)
     for j in range(3):
-        _set(out, i, 3, j, o[j])
+        store(out, i, 3, j, o[j])
     w1 = (wi[0] + h * ai[0], wi[1] + h * ai[1], wi[2] + h * ai[2])
     size = abs(w1[0]) + abs(w1[1]) + abs(w1[2]) + abs(o[0]) + abs(o[1]) + abs(o[2])
     return not_finite(size), _near(wi, w1, h)
@@ -351,29 +311,29 @@ def _apply(i, x, e, width, out):
     overflowing one leaves ``n2`` infinite, both flagged, as is any non-finite input.
     """
     if width == 4:
-        qi = (_get(x, i, 4, 0), _get(x, i, 4, 1), _get(x, i, 4, 2), _get(x, i, 4, 3))
+        qi = (load(x, i, 4, 0), load(x, i, 4, 1), load(x, i, 4, 2), load(x, i, 4, 3))
         n2 = qi[0] * qi[0] + qi[1] * qi[1] + qi[2] * qi[2] + qi[3] * qi[3]
         s = 1.0 / math.sqrt(n2)
         r = qmul(e, (qi[0] * s, qi[1] * s, qi[2] * s, qi[3] * s))
         for j in range(4):
-            _set(out, i, 4, j, r[j])
+            store(out, i, 4, j, r[j])
         return not_finite(abs(r[0]) + n2)
     m = q_to_mat(e)
     total = 0.0
     for col in range(3):
-        c = (_get(x, i, 9, col), _get(x, i, 9, 3 + col), _get(x, i, 9, 6 + col))
+        c = (load(x, i, 9, col), load(x, i, 9, 3 + col), load(x, i, 9, 6 + col))
         for row in range(3):
             v = m[3 * row] * c[0] + m[3 * row + 1] * c[1] + m[3 * row + 2] * c[2]
-            _set(out, i, 9, 3 * row + col, v)
+            store(out, i, 9, 3 * row + col, v)
             total += abs(v)
     return not_finite(total + abs(e[0]))
 
 
 @njit
 def _omega(i, w, a, dt, order):
-    wi = _vec3(w, i)
-    ai = _vec3(a, i)
-    return magnus_omega(wi, ai, _step(dt, i), order)
+    wi = load3(w, i)
+    ai = load3(a, i)
+    return magnus_omega(wi, ai, load_scalar(dt, i), order)
 
 
 @njit
@@ -403,37 +363,37 @@ def _rotate_block(start, stop, x, w, a, dt, order_tag, exp_tag, width_tag, x_out
         for i in range(start, stop):
             e, sp = _exp_half_branch_free(_omega(i, w, a, dt, order), exp)
             for j in range(4):
-                _set(x_out, i, width, j, e[j])
-            _set(x_out, i, width, 4, sp)
+                store(x_out, i, width, j, e[j])
+            store(x_out, i, width, 4, sp)
             first = min(first, i + (1 - sp) * (stop - i))
             last = max(last, i - (1 - sp) * (i - start + 1))
         for i in range(start, stop):
             e = (
-                _get(x_out, i, width, 0),
-                _get(x_out, i, width, 1),
-                _get(x_out, i, width, 2),
-                _get(x_out, i, width, 3),
+                load(x_out, i, width, 0),
+                load(x_out, i, width, 1),
+                load(x_out, i, width, 2),
+                load(x_out, i, width, 3),
             )
-            sp = np.int64(_get(x_out, i, width, 4))
+            sp = np.int64(load(x_out, i, width, 4))
             bad += _apply(i, x, e, width, x_out) & (1 - sp)
     # The stand-ins were not counted above: redo them with the full exp_half and count.
     # Their flags are parked in w_out (written for good below), so that the test runs in
     # a loop without a branch and the loop with the branch only reads a flag.
     for i in range(first, last + 1):
         x_half, z = _half(_omega(i, w, a, dt, order))
-        _set(w_out, i, 3, 0, _special(x_half, z, exp))
+        store(w_out, i, 3, 0, _special(x_half, z, exp))
     for i in range(first, last + 1):
-        if _get(w_out, i, 3, 0) != 0.0:
+        if load(w_out, i, 3, 0) != 0.0:
             omega = _omega(i, w, a, dt, order)
             bad += _apply(i, x, exp_half(omega, exp), width, x_out)
     near = 0
     for i in range(start, stop):
-        wi = _vec3(w, i)
-        ai = _vec3(a, i)
-        h = _step(dt, i)
+        wi = load3(w, i)
+        ai = load3(a, i)
+        h = load_scalar(dt, i)
         w1 = (wi[0] + h * ai[0], wi[1] + h * ai[1], wi[2] + h * ai[2])
         for j in range(3):
-            _set(w_out, i, 3, j, w1[j])
+            store(w_out, i, 3, j, w1[j])
         near += _near(wi, w1, h)
     return bad, near
 
@@ -483,9 +443,9 @@ def count_far(w, a, dt, n):
     """
     far = 0
     for i in range(n):
-        wi = _vec3(w, i)
-        ai = _vec3(a, i)
-        h = _step(dt, i)
+        wi = load3(w, i)
+        ai = load3(a, i)
+        h = load_scalar(dt, i)
         w1 = (wi[0] + h * ai[0], wi[1] + h * ai[1], wi[2] + h * ai[2])
         trapezoid = 0.5 * (math.sqrt(dot(wi, wi)) + math.sqrt(dot(w1, w1))) * abs(h)
         if trapezoid >= CONVERGENCE_ANGLE and turn_angle(wi, ai, h) >= CONVERGENCE_ANGLE:

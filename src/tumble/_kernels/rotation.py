@@ -12,9 +12,9 @@ round-off for both dtypes, so one threshold serves both.
 The gufuncs (``*_gu``) broadcast the scalar kernels over leading axes for the public module
 :mod:`tumble.rotation`; they are compiled for float32 and float64 and expect validated input
 of matching dtypes. The hottest operations (``quat_rotate``, ``quat_multiply``,
-``rotvec_to_quat``) instead have flat loops, serial and ``prange``, over C-contiguous
-operands that hold one row per element (index step ``s = 1``) or one row shared by all
-(``s = 0``). Those loops check each result as they write it and return the number of
+``rotvec_to_quat``) instead have flat loops, serial and ``prange``, over operands in the
+convention of :mod:`tumble._kernels.dispatch` (a C-contiguous row per element, or one
+tuple shared by all). Those loops check each result as they write it and return the number of
 non-finite results (a NaN or infinite input always gives one), which saves the separate
 NumPy passes over the input that would otherwise cost as much as the arithmetic; on a
 nonzero count the public module runs the full validation, which names the bad argument.
@@ -28,6 +28,7 @@ import numpy as np
 from numba import prange
 
 from tumble._kernels import FLOAT_TYPES, guvectorize, njit, parallel_njit
+from tumble._kernels.dispatch import load3, load4
 
 # cos t and sin(t)/t as polynomials in z = t² up to z⁸ for t <= pi/4 (see _cos_sinc_small):
 # the first dropped Taylor terms, t¹⁸/18! and t¹⁸/19!, are below 3e-18 relative there.
@@ -482,39 +483,18 @@ def norm2_range(q):
 # --------------------------------------------------------------------------------------
 # flat loops for the hot operations
 #
-# Operands are flat 1-d views of C-contiguous (N, k) rows. Offsets are unsigned: with a
-# signed index numba adds a negative-index wrap-around test to every load, which costs
-# these short loops about 20 % (measured against the same loop in C). Whether an operand
-# has one row per element or one shared row is passed as a tag, ``(0.0,)`` or ``()``,
-# whose length numba knows at compile time: the row stride is then a constant and LLVM
-# vectorises the loop across elements (with a run-time stride it does not, which cost
-# ``quat_rotate`` half its speed). The per-element functions take the tags themselves, so
-# the strides are constants inside ``prange`` bodies too (floats: numba's parfor pass
-# mistakes a tuple of ints for an array shape). The loops return how many results are
-# flagged through an integer sum, which vectorises too. The per-element functions are
-# plain ``njit`` functions that LLVM inlines: numba's own ``inline="always"`` (IR
-# inlining) leaves a loop that LLVM does not vectorise.
+# Operands: see tumble._kernels.dispatch (a flat row per element, or a shared tuple; the
+# choice is the operand's type, so strides are compile-time constants and LLVM vectorises
+# the loops, also inside ``prange`` bodies). Output offsets are unsigned for the same
+# reason as the loads': a signed index adds a wrap-around test to every store. The loops
+# return how many results are flagged through an integer sum, which vectorises too. The
+# per-element functions are plain ``njit`` functions that LLVM inlines: numba's own
+# ``inline="always"`` (IR inlining) leaves a loop that LLVM does not vectorise.
 
 _U1 = np.uint64(1)
 _U2 = np.uint64(2)
 _U3 = np.uint64(3)
 _U4 = np.uint64(4)
-
-
-@njit
-def _stride(step_tag, width):
-    """Row stride of an operand: ``width`` with one row per element, 0 for a shared row."""
-    return np.uint64(width * len(step_tag))
-
-
-@njit
-def _at3(m, j):
-    return (m[j], m[j + _U1], m[j + _U2])
-
-
-@njit
-def _at4(m, j):
-    return (m[j], m[j + _U1], m[j + _U2], m[j + _U3])
 
 
 @njit
@@ -541,9 +521,9 @@ def _nonfinite(r):
 
 
 @njit
-def _quat_rotate_at(i, q, v, sq, sv, tiny, out):
-    w, x, y, z = _at4(q, _stride(sq, 4) * i)
-    vi = _at3(v, _stride(sv, 3) * i)
+def _quat_rotate_at(i, q, v, tiny, out):
+    w, x, y, z = load4(q, i)
+    vi = load3(v, i)
     n2 = w * w + x * x + y * y + z * z
     # Rotating by q/|q|: t = (2/|q|²) u × v, v' = v + w t + u × t.
     s = 2.0 / n2
@@ -559,77 +539,77 @@ def _quat_rotate_at(i, q, v, sq, sv, tiny, out):
 
 
 @njit
-def quat_rotate_serial(q, v, sq, sv, tiny, out):
+def quat_rotate_serial(q, v, tiny, out):
     """``out = q̂ v q̂*`` with ``q̂ = q/|q|``; returns the number of flagged rows.
 
     A row is flagged when ``|q|²`` is not a finite number of at least ``tiny`` (the
     smallest normal number of the dtype; NaN for non-finite ``q``) or the result is not
-    finite. ``sq``, ``sv``: ``(0.0,)`` for one row per element, ``()`` for one shared row.
+    finite. ``q``, ``v``: per-element rows or shared tuples (``dispatch.flat_operand``).
     """
     flagged = 0
     for i in range(out.shape[0] // 3):
-        flagged += _quat_rotate_at(np.uint64(i), q, v, sq, sv, tiny, out)
+        flagged += _quat_rotate_at(np.uint64(i), q, v, tiny, out)
     return flagged
 
 
 @parallel_njit
-def quat_rotate_parallel(q, v, sq, sv, tiny, out):
+def quat_rotate_parallel(q, v, tiny, out):
     """``quat_rotate_serial`` with the elements spread over numba's threads."""
     flagged = 0
     for i in prange(out.shape[0] // 3):
-        flagged += _quat_rotate_at(np.uint64(i), q, v, sq, sv, tiny, out)
+        flagged += _quat_rotate_at(np.uint64(i), q, v, tiny, out)
     return flagged
 
 
 @njit
-def _quat_multiply_at(i, p, q, sp, sq, out):
-    r = qmul(_at4(p, _stride(sp, 4) * i), _at4(q, _stride(sq, 4) * i))
+def _quat_multiply_at(i, p, q, out):
+    r = qmul(load4(p, i), load4(q, i))
     j = _U4 * i
     out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
     return _nonfinite(r)
 
 
 @njit
-def quat_multiply_serial(p, q, sp, sq, out):
+def quat_multiply_serial(p, q, out):
     """``out = p ⊗ q`` row by row; returns the number of non-finite results."""
     bad = 0
     for i in range(out.shape[0] // 4):
-        bad += _quat_multiply_at(np.uint64(i), p, q, sp, sq, out)
+        bad += _quat_multiply_at(np.uint64(i), p, q, out)
     return bad
 
 
 @parallel_njit
-def quat_multiply_parallel(p, q, sp, sq, out):
+def quat_multiply_parallel(p, q, out):
     """``quat_multiply_serial`` with the elements spread over numba's threads."""
     bad = 0
     for i in prange(out.shape[0] // 4):
-        bad += _quat_multiply_at(np.uint64(i), p, q, sp, sq, out)
+        bad += _quat_multiply_at(np.uint64(i), p, q, out)
     return bad
 
 
 @njit
-def _rotvec_to_quat_at(i, phi, sphi, out):
-    r = rotvec_to_q(_at3(phi, _stride(sphi, 3) * i))
+def _rotvec_to_quat_at(i, phi, out):
+    r = rotvec_to_q(load3(phi, i))
     j = _U4 * i
     out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
     return _nonfinite(r)
 
 
 @njit
-def rotvec_to_quat_serial(phi, sphi, out):
+def rotvec_to_quat_serial(phi, out):
     """``out = exp(phi/2)`` row by row; returns the number of non-finite results."""
     bad = 0
     for i in range(out.shape[0] // 4):
-        bad += _rotvec_to_quat_at(np.uint64(i), phi, sphi, out)
+        bad += _rotvec_to_quat_at(np.uint64(i), phi, out)
     return bad
 
 
 @parallel_njit
-def rotvec_to_quat_parallel(phi, sphi, out):
+def rotvec_to_quat_parallel(phi, out):
     """``rotvec_to_quat_serial`` with the elements spread over numba's threads."""
     bad = 0
     for i in prange(out.shape[0] // 4):
-        bad += _rotvec_to_quat_at(np.uint64(i), phi, sphi, out)
+        bad += _rotvec_to_quat_at(np.uint64(i), phi, out)
     return bad
 
 

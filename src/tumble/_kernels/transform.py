@@ -78,8 +78,7 @@ def compose_node(n, p, i, gT, gR, gS, gv, ga, gw, gal, T, R, S, v, a, w, al, u, 
         for c in range(r + 1, n):
             s = 0.0
             for k in range(n):
-                s += (M[r, k] * gR[p, c, k] + gw[p, r, k] * gw[i, k, c]
-                      - gw[i, r, k] * gw[p, k, c])
+                s += M[r, k] * gR[p, c, k] + gw[p, r, k] * gw[i, k, c] - gw[i, r, k] * gw[p, k, c]
             s += gal[p, r, c]
             gal[i, r, c] = s
             gal[i, c, r] = -s
@@ -133,17 +132,33 @@ def compose_range(lo, hi, order, parent, T, R, S, v, a, w, al, gT, gR, gS, gv, g
 
 
 @njit
-def globals_serial(order, level_start, parent, T, R, S, v, a, w, al,
-                   gT, gR, gS, gv, ga, gw, gal):
+def globals_serial(order, level_start, parent, T, R, S, v, a, w, al, gT, gR, gS, gv, ga, gw, gal):
     """Every node's global dynamic, level by level from the roots, on one thread."""
     for lev in range(level_start.shape[0] - 1):
-        compose_range(level_start[lev], level_start[lev + 1], order, parent,
-                      T, R, S, v, a, w, al, gT, gR, gS, gv, ga, gw, gal)
+        compose_range(
+            level_start[lev],
+            level_start[lev + 1],
+            order,
+            parent,
+            T,
+            R,
+            S,
+            v,
+            a,
+            w,
+            al,
+            gT,
+            gR,
+            gS,
+            gv,
+            ga,
+            gw,
+            gal,
+        )
 
 
 @parallel_njit
-def globals_parallel(order, level_start, parent, T, R, S, v, a, w, al,
-                     gT, gR, gS, gv, ga, gw, gal):
+def globals_parallel(order, level_start, parent, T, R, S, v, a, w, al, gT, gR, gS, gv, ga, gw, gal):
     """As :func:`globals_serial`, each level split in chunks over numba's threads."""
     for lev in range(level_start.shape[0] - 1):
         lo = level_start[lev]
@@ -151,8 +166,26 @@ def globals_parallel(order, level_start, parent, T, R, S, v, a, w, al,
         n_chunks = (hi - lo + CHUNK - 1) // CHUNK
         for c in prange(n_chunks):
             start = lo + c * CHUNK
-            compose_range(start, min(hi, start + CHUNK), order, parent,
-                          T, R, S, v, a, w, al, gT, gR, gS, gv, ga, gw, gal)
+            compose_range(
+                start,
+                min(hi, start + CHUNK),
+                order,
+                parent,
+                T,
+                R,
+                S,
+                v,
+                a,
+                w,
+                al,
+                gT,
+                gR,
+                gS,
+                gv,
+                ga,
+                gw,
+                gal,
+            )
 
 
 @njit
@@ -234,8 +267,8 @@ def magnus_skew(w, al, dt, order, out):
     C3 = np.empty((n, n), out.dtype)
     h2 = 0.5 * dt * dt
     h3 = dt * dt * dt / 12.0
-    h5a = dt ** 5 / 240.0
-    h5b = dt ** 5 / 720.0
+    h5a = dt**5 / 240.0
+    h5b = dt**5 / 720.0
     for i in range(w.shape[0]):
         W = w[i]
         A = al[i]
