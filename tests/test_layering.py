@@ -32,8 +32,8 @@ BASE: dict[str, frozenset[str]] = {
 
 #: Every other unit and the units it builds on directly. A unit may import the base, the
 #: units listed here and, transitively, everything those build on; nothing else. Units not
-#: written yet (``torques``, ``interpolate``, ``figures``, ``methods``) are placed already,
-#: so that they land in their layer.
+#: written yet (``torques``, ``interpolate``) are placed already, so that they land in
+#: their layer.
 BUILDS_ON: dict[str, frozenset[str]] = {
     "rotation": frozenset({"_linalg"}),
     "kinematics": frozenset({"rotation"}),
@@ -57,10 +57,10 @@ BUILDS_ON: dict[str, frozenset[str]] = {
     "diagnostics": frozenset({"rigid", "exact", "rotation", "trajectory"}),
     "scenarios": frozenset({"diagnostics"}),
     "figures": frozenset({"scenarios", "diagnostics", "methods", "rigid"}),
-    "compare": frozenset({"figures", "scenarios"}),
+    "arguments": frozenset({"scenarios"}),
+    "compare": frozenset({"figures", "scenarios", "arguments"}),
     "lab": frozenset({"figures", "scenarios"}),
-    # compare: the sweep command line reuses compare's argument parsers.
-    "sweep": frozenset({"figures", "scenarios", "compare"}),
+    "sweep": frozenset({"figures", "scenarios", "arguments"}),
     "transform": frozenset({"_linalg", "rotation"}),
     "hierarchy": frozenset({"transform", "kinematics", "rotation"}),
     "dual": frozenset(),
@@ -71,8 +71,6 @@ BUILDS_ON: dict[str, frozenset[str]] = {
 #: The command line sits on top: it may import every unit (its subcommands lazily).
 TOP = "cli"
 
-#: Modules that belong to a unit under another name (until they move into its package).
-MEMBER_OF = {"sweep_plot": "sweep"}
 
 #: Units whose third-party imports are limited to these (the standard library is free).
 THIRD_PARTY: dict[str, frozenset[str]] = {
@@ -224,7 +222,7 @@ def unit(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
         return "tumble"
-    return MEMBER_OF.get(parts[1], parts[1])
+    return parts[1]
 
 
 def _closure(name: str) -> frozenset[str]:

@@ -27,6 +27,15 @@ import numpy as np
 
 from tumble import figures, rigid, scenarios
 from tumble._errors import InputError
+from tumble.arguments import (
+    fraction,
+    method_list,
+    positive_float,
+    positive_int,
+    rotations_count,
+    steps_count,
+    vector3,
+)
 
 __all__ = ["add_arguments", "format_table", "plot", "run"]
 
@@ -39,101 +48,6 @@ MAX_RECORDS = 4000
 PROGRESS_STEPS = 2_000_000
 
 PLOT_FORMATS = {".png": "matplotlib", ".html": "plotly"}
-
-
-# --------------------------------------------------------------------------------------
-# argument types: each raises ArgumentTypeError, which argparse turns into a one-line
-# message and exit status 2
-
-
-def _float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return x
-
-
-def positive_float(text: str) -> float:
-    """A finite number ``> 0``."""
-    x = _float(text)
-    if x <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return x
-
-
-def nonnegative_float(text: str) -> float:
-    """A finite number ``>= 0``."""
-    x = _float(text)
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return x
-
-
-def rotations_count(text: str) -> float:
-    """A finite number in ``[0, MAX_ROTATIONS]`` (the lab's limit too)."""
-    x = nonnegative_float(text)
-    if x > scenarios.MAX_ROTATIONS:
-        raise argparse.ArgumentTypeError(
-            f"expected at most {scenarios.MAX_ROTATIONS:g} rotations, got {text!r}"
-        )
-    return x
-
-
-def steps_count(text: str) -> int:
-    """An integer in ``[1, MAX_STEPS_PER_ROTATION]`` (the lab's limit too)."""
-    n = positive_int(text)
-    if n > scenarios.MAX_STEPS_PER_ROTATION:
-        raise argparse.ArgumentTypeError(
-            f"expected at most {scenarios.MAX_STEPS_PER_ROTATION} steps per rotation, "
-            f"got {text!r}"
-        )
-    return n
-
-
-def fraction(text: str) -> float:
-    """A number in ``[0, 1]``."""
-    x = _float(text)
-    if not 0.0 <= x <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1], got {text!r}")
-    return x
-
-
-def positive_int(text: str) -> int:
-    """An integer ``>= 1``."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return n
-
-
-def vector3(text: str) -> np.ndarray:
-    """Three comma-separated finite numbers, ``"a,b,c"``."""
-    parts = text.split(",")
-    if len(parts) != 3:
-        raise argparse.ArgumentTypeError(
-            f"expected three comma-separated numbers like 1,0.6,0.35, got {text!r}"
-        )
-    return np.array([_float(p.strip()) for p in parts])
-
-
-def method_list(text: str) -> list[str]:
-    """Comma-separated names from :data:`tumble.rigid.METHODS` (or ``all``)."""
-    if text.strip() == "all":
-        return list(rigid.METHODS)
-    names = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [n for n in names if n not in rigid.METHODS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown method {', '.join(map(repr, unknown)) or repr(text)}; "
-            f"choose from {', '.join(rigid.METHODS)}"
-        )
-    return list(dict.fromkeys(names))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tumble import compare, rigid, scenarios
+from tumble import arguments, rigid, scenarios
 from tumble.sweep import cluster, dataset
 
 __all__ = ["add_arguments", "run"]
@@ -28,7 +28,7 @@ def _list_of(kind: Callable[[str], Any]) -> Callable[[str], list[Any]]:
 
 
 def _bodies(text: str) -> list[np.ndarray]:
-    bodies = [compare.vector3(part.strip()) for part in text.split(";") if part.strip()]
+    bodies = [arguments.vector3(part.strip()) for part in text.split(";") if part.strip()]
     if not bodies:
         raise argparse.ArgumentTypeError(f"expected J1,J2,J3[;J1,J2,J3...], got {text!r}")
     for J in bodies:
@@ -55,27 +55,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "grid (comma-separated lists; the sweep runs their Cartesian product)"
     )
     grid.add_argument(
-        "--methods", type=compare.method_list, metavar="A,B,...",
+        "--methods", type=arguments.method_list, metavar="A,B,...",
         help="methods (default: all): " + ", ".join(rigid.METHODS),
     )  # fmt: skip
     grid.add_argument(
-        "--min-j", type=_list_of(compare.positive_float), metavar="X,...",
+        "--min-j", type=_list_of(arguments.positive_float), metavar="X,...",
         help=f"smallest inverse moment of the article's body, > 0 ({d['min_j']})",
     )  # fmt: skip
     grid.add_argument(
-        "--median-j", type=_list_of(compare.fraction), metavar="F,...",
+        "--median-j", type=_list_of(arguments.fraction), metavar="F,...",
         help=f"median inverse moment above min-j, 0..1 ({d['median_j']})",
     )  # fmt: skip
     grid.add_argument(
-        "--energy", type=_list_of(compare.fraction), metavar="E,...",
+        "--energy", type=_list_of(arguments.fraction), metavar="E,...",
         help=f"initial energy between its minimum and maximum, 0..1 ({d['energy']})",
     )  # fmt: skip
     grid.add_argument(
-        "--steps-per-rotation", type=_list_of(compare.steps_count), metavar="N,...",
+        "--steps-per-rotation", type=_list_of(arguments.steps_count), metavar="N,...",
         help=f"steps per rotation period ({d['steps_per_rotation']})",
     )  # fmt: skip
     grid.add_argument(
-        "--rotations", type=_list_of(compare.rotations_count), metavar="R,...",
+        "--rotations", type=_list_of(arguments.rotations_count), metavar="R,...",
         help=f"duration in rotation periods ({d['rotations']})",
     )  # fmt: skip
     grid.add_argument(
@@ -94,11 +94,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run on an existing Dask cluster (default: a local cluster)",
     )  # fmt: skip
     where.add_argument(
-        "--workers", type=compare.positive_int, metavar="N",
+        "--workers", type=arguments.positive_int, metavar="N",
         help="worker processes of the local cluster (default: one per core)",
     )  # fmt: skip
     run_group.add_argument(
-        "--task-size", type=compare.positive_int, default=cluster.DEFAULT_TASK_SIZE, metavar="N",
+        "--task-size", type=arguments.positive_int, default=cluster.DEFAULT_TASK_SIZE, metavar="N",
         help="cases per task (%(default)s)",
     )  # fmt: skip
     run_group.add_argument(
