@@ -179,9 +179,13 @@ def write_section(name: str, body: str) -> None:
     """
     start, end = f"<!-- bench:{name} start -->", f"<!-- bench:{name} end -->"
     block = f"{start}\n{body.strip()}\n\n_Measured {machine_line()}._\n{end}"
-    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else (
-        "# Benchmarks\n\nEach section is written by `tumble bench NAME` (see `benchmarks/`); "
-        "every ratio compares tools measured in the same run.\n"
+    text = (
+        BENCHMARKS_MD.read_text()
+        if BENCHMARKS_MD.exists()
+        else (
+            "# Benchmarks\n\nEach section is written by `tumble bench NAME` (see `benchmarks/`); "
+            "every ratio compares tools measured in the same run.\n"
+        )
     )
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else f"{text}\n{block}\n"

@@ -54,11 +54,14 @@ def random_tree(N: int, rng: np.random.Generator) -> tuple[np.ndarray, dict[str,
     q = rng.standard_normal((N, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     w, x, y, z = q.T
-    R = np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)
+    R = np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
     data = {
         "translation": rng.normal(size=(N, 3)),
         "rotation": R,
@@ -150,14 +153,27 @@ def main(argv: list[str] | None = None) -> int:
             pt_cells = [fmt_time(t_pt), _ratio(t_pt / t_tumble)]
         else:
             pt_cells = ["n/a (N x N path matrix)", "-"]
-        rows.append([
-            f"{N:,}", fmt_time(t_tumble), fmt_time(t_par), fmt_time(t_loop) + loop_note,
-            _ratio(t_loop / t_tumble), *pt_cells,
-        ])
+        rows.append(
+            [
+                f"{N:,}",
+                fmt_time(t_tumble),
+                fmt_time(t_par),
+                fmt_time(t_loop) + loop_note,
+                _ratio(t_loop / t_tumble),
+                *pt_cells,
+            ]
+        )
         print(" | ".join(map(str, rows[-1])), flush=True)
     table = markdown_table(
-        ["nodes", "tumble globals()", "parallel=True, 2 threads", "per-node Python loop",
-         "loop / tumble", "pytransform3d (poses only)", "pt3d / tumble"],
+        [
+            "nodes",
+            "tumble globals()",
+            "parallel=True, 2 threads",
+            "per-node Python loop",
+            "loop / tumble",
+            "pytransform3d (poses only)",
+            "pt3d / tumble",
+        ],
         rows,
     )
     body = (

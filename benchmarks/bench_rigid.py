@@ -292,7 +292,6 @@ def _qrotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return v + q[:, :1] * t + _cross(u, t)
 
 
-
 def _rotvec_to_q(phi: np.ndarray) -> np.ndarray:
     x = 0.5 * phi
     t = np.sqrt(_dot(x, x))

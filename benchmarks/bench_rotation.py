@@ -190,7 +190,6 @@ C_FLAGS_NO_FMA = ("-O3", "-march=native", "-ffp-contract=off")
 # --- plain NumPy --------------------------------------------------------------------------
 
 
-
 def _np_qexp(x: np.ndarray) -> np.ndarray:
     t = np.linalg.norm(x, axis=-1)
     s = np.sinc(t / np.pi)  # sin(t)/t, safe at 0

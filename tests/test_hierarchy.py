@@ -46,8 +46,11 @@ def random_tree(rng, n, n_nodes=12, max_depth=6):
     ids = []
     for i in range(n_nodes):
         deep_enough = [j for j in range(i) if depth[j] < max_depth - 1]
-        p = -1 if (i == 0 or rng.random() < 0.15 or not deep_enough) else int(
-            rng.choice(deep_enough))
+        p = (
+            -1
+            if (i == 0 or rng.random() < 0.15 or not deep_enough)
+            else int(rng.choice(deep_enough))
+        )
         motion = SmoothMotion(rng, n)
         ids.append(h.add(motion.dynamic(), None if p < 0 else ids[p]))
         parents.append(p)
@@ -73,8 +76,7 @@ def test_globals_match_finite_differences_of_composed_statics(rng, n):
     G = h.globals()
     assert max(len(parents), 1) == len(G)
     for i in ids:
-        assert_matches_fd(G[i], lambda t, i=i: static_global(parents, motions, i, t),
-                          f"node {i}")
+        assert_matches_fd(G[i], lambda t, i=i: static_global(parents, motions, i, t), f"node {i}")
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
@@ -106,9 +108,13 @@ def test_deep_chain_is_composed_in_order(rng):
     node, chain = None, []
     for _ in range(30):
         D = rand_dynamic(rng, 3)
-        D = DynamicTransform(Transform(D.transform.translation, D.transform.rotation),
-                             D.velocity * 0.1, D.acceleration * 0.1,
-                             D.angular_velocity * 0.1, D.angular_acceleration * 0.1)
+        D = DynamicTransform(
+            Transform(D.transform.translation, D.transform.rotation),
+            D.velocity * 0.1,
+            D.acceleration * 0.1,
+            D.angular_velocity * 0.1,
+            D.angular_acceleration * 0.1,
+        )
         node = h.add(D, node)
         chain.append(D)
     expected = chain[0]
@@ -135,7 +141,8 @@ def test_set_global_is_the_global_to_local_conversion(rng, n):
             assert_matches_fd(
                 h.local(k),
                 lambda t, p=p, g=target: static_global(parents, motions, p, t).inverse() * g.at(t),
-                "local from global")
+                "local from global",
+            )
 
 
 def test_reparent_keeps_every_global_in_the_moved_subtree(rng):
@@ -209,9 +216,12 @@ def test_add_many_matches_repeated_add(rng):
     bulk.add(Transform.identity(n))
     new = bulk.add_many(
         np.where(parents < 0, -1, parents + 1),
-        [D.transform.translation for D in Ds], [D.transform.rotation for D in Ds],
-        [D.transform.scale for D in Ds], [D.velocity for D in Ds],
-        [D.acceleration for D in Ds], [unskew(D.angular_velocity) for D in Ds],
+        [D.transform.translation for D in Ds],
+        [D.transform.rotation for D in Ds],
+        [D.transform.scale for D in Ds],
+        [D.velocity for D in Ds],
+        [D.acceleration for D in Ds],
+        [unskew(D.angular_velocity) for D in Ds],
         [D.angular_acceleration for D in Ds],
     )
     np.testing.assert_array_equal(new, np.arange(1, m + 1))
@@ -259,12 +269,17 @@ def test_local_acceleration_is_newton_seen_from_the_parent(rng):
         F, m = rng.normal(size=n), 2.5
         acc = h.local_acceleration(child, F, m)
         g = h.global_(child)
-        newton = DynamicTransform(g.transform, g.velocity, F / m, g.angular_velocity,
-                                  g.angular_acceleration)
+        newton = DynamicTransform(
+            g.transform, g.velocity, F / m, g.angular_velocity, g.angular_acceleration
+        )
         expected = h.global_(parent).to_local(newton).acceleration
         assert_close(acc.total, expected, 1e-12, f"{n}-D total")
-        assert_close(acc.total, acc.applied + acc.linear + acc.euler + acc.centrifugal
-                     + acc.coriolis, 1e-15, "sum of terms")
+        assert_close(
+            acc.total,
+            acc.applied + acc.linear + acc.euler + acc.centrifugal + acc.coriolis,
+            1e-15,
+            "sum of terms",
+        )
 
 
 def test_three_dimensional_inertial_terms_are_the_textbook_cross_products(rng):
@@ -314,8 +329,12 @@ def test_vehicle_on_a_spinning_earth_feels_coriolis():
     spin = 7.292e-5
     h = Hierarchy(3)
     earth = h.add(DynamicTransform(Transform.identity(3), angular_velocity=[0.0, 0.0, spin]))
-    car = h.add(DynamicTransform(Transform(np.array([6.371e6, 0.0, 0.0]), np.eye(3)),
-                                 velocity=[0.0, 20.0, 0.0]), earth)
+    car = h.add(
+        DynamicTransform(
+            Transform(np.array([6.371e6, 0.0, 0.0]), np.eye(3)), velocity=[0.0, 20.0, 0.0]
+        ),
+        earth,
+    )
     acc = h.local_acceleration(car, [0.0, 0.0, 0.0], 1500.0)
     assert_close(acc.coriolis, [2 * spin * 20.0, 0.0, 0.0], 1e-15, "coriolis pushes outwards")
     assert_close(acc.centrifugal, [spin**2 * 6.371e6, 0.0, 0.0], 1e-15, "centrifugal")
@@ -341,28 +360,35 @@ def test_impulse_changes_the_node_and_isolation_protects_descendants(rng, isolat
     h.apply_impulse(car, impulse, mass, isolate_children=isolate)
     after = h.globals()
     dv = impulse / mass
-    np.testing.assert_allclose(after.velocity[car] - before.velocity[car], dv,
-                               rtol=0, atol=IMPULSE_ATOL)
-    np.testing.assert_allclose(after.acceleration[car], before.acceleration[car],
-                               rtol=0, atol=IMPULSE_ATOL)
+    np.testing.assert_allclose(
+        after.velocity[car] - before.velocity[car], dv, rtol=0, atol=IMPULSE_ATOL
+    )
+    np.testing.assert_allclose(
+        after.acceleration[car], before.acceleration[car], rtol=0, atol=IMPULSE_ATOL
+    )
     # the local acceleration changes (Coriolis: -2 J2^-1 omega2 dv) while the global one
     # does not
     parent_global = h.global_(h.parent(car))
-    expected_da1 = -2 * np.linalg.solve(parent_global.transform.linear,
-                                        parent_global.angular_velocity @ dv)
+    expected_da1 = -2 * np.linalg.solve(
+        parent_global.transform.linear, parent_global.angular_velocity @ dv
+    )
     assert np.linalg.norm(expected_da1) > 0.1
-    assert_close(h.local(car).acceleration - local_before.acceleration, expected_da1, 1e-13,
-                 "local da")
+    assert_close(
+        h.local(car).acceleration - local_before.acceleration, expected_da1, 1e-13, "local da"
+    )
     for i in below:
         inherited = np.zeros(3) if isolate else dv
         assert np.all(np.isfinite(after.velocity[i]))
-        np.testing.assert_allclose(after.velocity[i] - before.velocity[i], inherited,
-                                   rtol=0, atol=IMPULSE_ATOL)
-        np.testing.assert_allclose(after.acceleration[i], before.acceleration[i],
-                                   rtol=0, atol=IMPULSE_ATOL)
+        np.testing.assert_allclose(
+            after.velocity[i] - before.velocity[i], inherited, rtol=0, atol=IMPULSE_ATOL
+        )
+        np.testing.assert_allclose(
+            after.acceleration[i], before.acceleration[i], rtol=0, atol=IMPULSE_ATOL
+        )
         for f in ("angular_velocity", "angular_acceleration"):
-            np.testing.assert_allclose(getattr(after, f)[i], getattr(before, f)[i],
-                                       rtol=0, atol=IMPULSE_ATOL)
+            np.testing.assert_allclose(
+                getattr(after, f)[i], getattr(before, f)[i], rtol=0, atol=IMPULSE_ATOL
+            )
 
 
 # -------------------------------------------------------------------------- stepping
@@ -397,8 +423,14 @@ def test_step_rotation_is_exact_for_constant_angular_velocity(rng, n):
 def reference_rotation(W, A, R0, t_end):
     """dR/dt = (W + A t) R by a tight DOP853 solve."""
     n = R0.shape[0]
-    sol = solve_ivp(lambda t, y: ((W + A * t) @ y.reshape(n, n)).ravel(), (0.0, t_end),
-                    R0.ravel(), method="DOP853", rtol=1e-13, atol=1e-14)
+    sol = solve_ivp(
+        lambda t, y: ((W + A * t) @ y.reshape(n, n)).ravel(),
+        (0.0, t_end),
+        R0.ravel(),
+        method="DOP853",
+        rtol=1e-13,
+        atol=1e-14,
+    )
     return sol.y[:, -1].reshape(n, n)
 
 
@@ -410,8 +442,9 @@ def test_step_rotation_converges_at_the_stated_order(rng, n, order, global_order
     errors = []
     for steps in (8, 16):
         h = Hierarchy(n)
-        node = h.add(DynamicTransform(Transform(np.zeros(n), R0), angular_velocity=W,
-                                      angular_acceleration=A))
+        node = h.add(
+            DynamicTransform(Transform(np.zeros(n), R0), angular_velocity=W, angular_acceleration=A)
+        )
         for _ in range(steps):
             h.step(1.0 / steps, order=order)
         errors.append(np.abs(h.local(node).transform.rotation - ref).max())
@@ -437,11 +470,13 @@ def test_three_dimensional_step_matches_the_matrix_series(rng):
 
 def test_two_dimensional_step_angle(rng):
     h = Hierarchy(2)
-    node = h.add(DynamicTransform(Transform.from_angle(0.2), angular_velocity=skew2(1.5),
-                                  angular_acceleration=-0.4))
+    node = h.add(
+        DynamicTransform(
+            Transform.from_angle(0.2), angular_velocity=skew2(1.5), angular_acceleration=-0.4
+        )
+    )
     h.step(0.5)
-    assert h.local(node).transform.angle == pytest.approx(0.2 + 1.5 * 0.5 - 0.4 * 0.125,
-                                                           abs=1e-15)
+    assert h.local(node).transform.angle == pytest.approx(0.2 + 1.5 * 0.5 - 0.4 * 0.125, abs=1e-15)
 
 
 # -------------------------------------------------------------------------- bad input
@@ -474,8 +509,10 @@ def test_hierarchy_rejects_bad_input(rng):
         (lambda: h.apply_impulse(a, [np.inf, 0, 0], 1.0), "impulse: expected finite"),
         (lambda: h.apply_impulse(a, np.zeros((1, 3)), 1.0), r"impulse: expected shape \(3,\)"),
         (lambda: h.apply_impulse(a, np.zeros(3), -2.0), "mass: expected a positive"),
-        (lambda: h.apply_impulse(a, np.zeros(3), 1.0, isolate_children=1),
-         "isolate_children: expected a bool"),
+        (
+            lambda: h.apply_impulse(a, np.zeros(3), 1.0, isolate_children=1),
+            "isolate_children: expected a bool",
+        ),
         (lambda: h.step(np.nan), "dt: expected a finite"),
         (lambda: h.step("0.1"), "dt: expected a real number"),
         (lambda: h.step(0.1, order=3), "order: expected one of 1, 2, 4"),
@@ -505,8 +542,10 @@ def test_add_many_rejects_bad_input():
         ({"scale": np.inf}, "scale: expected finite"),
         ({"velocity": np.zeros((3, 3))}, r"velocity: expected shape \(\.\.\., 2\)"),
         ({"angular_velocity": np.ones((3, 2, 2))}, "angular_velocity: expected skew-symmetric"),
-        ({"angular_acceleration": np.zeros((3, 3))},
-         r"angular_acceleration: expected shape \(3, 2, 2\)"),
+        (
+            {"angular_acceleration": np.zeros((3, 3))},
+            r"angular_acceleration: expected shape \(3, 2, 2\)",
+        ),
     ]
     for override, match in cases:
         kwargs = {"parent": [-1, 0, 1], "translation": T, "rotation": R, **override}
@@ -517,6 +556,7 @@ def test_add_many_rejects_bad_input():
     h.remove(0)
     with pytest.raises(InputError, match="parent: entry 0 is 0"):
         h.add_many(**{"parent": [0, -1, -1], "translation": T, "rotation": R})
-    np.testing.assert_array_equal(h.add_many([-1, 1, 2], T, R, angular_velocity=[1.0, 2.0, 3.0]),
-                                  [1, 2, 3])
+    np.testing.assert_array_equal(
+        h.add_many([-1, 1, 2], T, R, angular_velocity=[1.0, 2.0, 3.0]), [1, 2, 3]
+    )
     assert h.local(3).angular_velocity_compact() == 3.0

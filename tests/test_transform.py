@@ -50,8 +50,13 @@ def rand_transform(rng, n):
 
 
 def rand_dynamic(rng, n):
-    return DynamicTransform(rand_transform(rng, n), rng.normal(size=n), rng.normal(size=n),
-                            rand_skew(rng, n, 0.7), rand_skew(rng, n, 0.7))
+    return DynamicTransform(
+        rand_transform(rng, n),
+        rng.normal(size=n),
+        rng.normal(size=n),
+        rand_skew(rng, n, 0.7),
+        rand_skew(rng, n, 0.7),
+    )
 
 
 def assert_close(x, y, rtol, what=""):
@@ -97,12 +102,14 @@ def test_composition_applies_the_right_factor_first(rng, n):
     np.testing.assert_allclose((A * B)(x), A(B(x)), rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose((A * B).as_matrix(), A.as_matrix() @ B.as_matrix(), atol=1e-13)
     np.testing.assert_allclose(A.inverse()(A(x)), x, atol=1e-13)
-    np.testing.assert_allclose(A.inverse().as_matrix(), np.linalg.inv(A.as_matrix()),
-                               atol=1e-12)
+    np.testing.assert_allclose(A.inverse().as_matrix(), np.linalg.inv(A.as_matrix()), atol=1e-12)
 
 
-@given(st.sampled_from(TRANSFORM_DIMS).flatmap(
-    lambda n: st.tuples(nd_transforms(n), nd_transforms(n), nd_transforms(n))))
+@given(
+    st.sampled_from(TRANSFORM_DIMS).flatmap(
+        lambda n: st.tuples(nd_transforms(n), nd_transforms(n), nd_transforms(n))
+    )
+)
 def test_transform_group_laws(abc):
     A, B, C = abc
     n = A.n
@@ -116,8 +123,9 @@ def test_transform_group_laws(abc):
 
 def test_two_and_three_dimensional_helpers_match_scipy(rng):
     A = Transform.from_angle(0.3, (1.0, 2.0), 2.0)
-    np.testing.assert_allclose(A.rotation, [[np.cos(0.3), -np.sin(0.3)],
-                                            [np.sin(0.3), np.cos(0.3)]], atol=1e-15)
+    np.testing.assert_allclose(
+        A.rotation, [[np.cos(0.3), -np.sin(0.3)], [np.sin(0.3), np.cos(0.3)]], atol=1e-15
+    )
     assert A.angle == pytest.approx(0.3, abs=1e-15)
     assert A.scale == 2.0
     phi = rng.normal(size=3)
@@ -244,8 +252,9 @@ def test_skew_helpers_are_the_perpendicular_and_cross_product(rng):
     np.testing.assert_array_equal(unskew2(skew2(np.arange(4.0))), np.arange(4.0))
     # so(3) commutator is the cross product; so(2) is commutative
     a, b = rng.normal(size=3), rng.normal(size=3)
-    np.testing.assert_allclose(skew(a) @ skew(b) - skew(b) @ skew(a), skew(np.cross(a, b)),
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        skew(a) @ skew(b) - skew(b) @ skew(a), skew(np.cross(a, b)), atol=1e-15
+    )
 
 
 def test_compact_angular_forms_round_trip(rng):
@@ -304,8 +313,11 @@ def test_dynamic_transform_operations_reject_bad_input(rng):
 # -------------------------------------------------------------------------- group laws
 
 
-@given(st.sampled_from(TRANSFORM_DIMS).flatmap(
-    lambda n: st.tuples(dynamic_transforms(n), dynamic_transforms(n), dynamic_transforms(n))))
+@given(
+    st.sampled_from(TRANSFORM_DIMS).flatmap(
+        lambda n: st.tuples(dynamic_transforms(n), dynamic_transforms(n), dynamic_transforms(n))
+    )
+)
 def test_dynamic_transform_group_laws(abc):
     A, B, C = abc
     I = DynamicTransform.identity(A.n)
@@ -397,16 +409,22 @@ def test_composition_inverse_and_to_local_match_finite_differences(rng, n):
         D2, D1 = m2.dynamic(), m1.dynamic()
         assert_matches_fd(D2 * D1, lambda t, m2=m2, m1=m1: m2.at(t) * m1.at(t), "composition")
         assert_matches_fd(D2.inverse(), lambda t, m2=m2: m2.at(t).inverse(), "inverse")
-        assert_matches_fd(D2.to_local(D1),
-                          lambda t, m2=m2, m1=m1: m2.at(t).inverse() * m1.at(t), "to_local")
+        assert_matches_fd(
+            D2.to_local(D1), lambda t, m2=m2, m1=m1: m2.at(t).inverse() * m1.at(t), "to_local"
+        )
 
 
 # -------------------------------------------------------------------------- deltas
 
 
 def with_rates(D, dv=0.0, da=0.0, dw=0.0, dal=0.0):
-    return DynamicTransform(D.transform, D.velocity + dv, D.acceleration + da,
-                            D.angular_velocity + dw, D.angular_acceleration + dal)
+    return DynamicTransform(
+        D.transform,
+        D.velocity + dv,
+        D.acceleration + da,
+        D.angular_velocity + dw,
+        D.angular_acceleration + dal,
+    )
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
@@ -417,12 +435,24 @@ def test_local_to_global_deltas_are_differences_of_compositions(rng, n):
     before = parent * local
     after = parent * with_rates(local, dv, da, dw, dal)
     assert_close(parent.delta_velocity(dv), after.velocity - before.velocity, DELTA_RTOL, "dv")
-    assert_close(parent.delta_acceleration(dv, da), after.acceleration - before.acceleration,
-                 DELTA_RTOL, "da")
-    assert_close(parent.delta_angular_velocity(dw),
-                 after.angular_velocity - before.angular_velocity, DELTA_RTOL, "dw")
-    assert_close(parent.delta_angular_acceleration(dw, dal),
-                 after.angular_acceleration - before.angular_acceleration, DELTA_RTOL, "dal")
+    assert_close(
+        parent.delta_acceleration(dv, da),
+        after.acceleration - before.acceleration,
+        DELTA_RTOL,
+        "da",
+    )
+    assert_close(
+        parent.delta_angular_velocity(dw),
+        after.angular_velocity - before.angular_velocity,
+        DELTA_RTOL,
+        "dw",
+    )
+    assert_close(
+        parent.delta_angular_acceleration(dw, dal),
+        after.angular_acceleration - before.angular_acceleration,
+        DELTA_RTOL,
+        "dal",
+    )
     # and the global-to-local forms invert them
     dv3 = parent.delta_velocity(dv)
     da3 = parent.delta_acceleration(dv, da)
@@ -444,10 +474,15 @@ def test_parent_change_propagates_as_derived(rng, n):
     d = parent.inherited_delta(local, dv, da, dw, dal)
     assert_close(d.velocity, after.velocity - before.velocity, DELTA_RTOL, "dv3")
     assert_close(d.acceleration, after.acceleration - before.acceleration, DELTA_RTOL, "da3")
-    assert_close(d.angular_velocity, after.angular_velocity - before.angular_velocity,
-                 DELTA_RTOL, "dw3")
-    assert_close(d.angular_acceleration, after.angular_acceleration - before.angular_acceleration,
-                 DELTA_RTOL, "dal3")
+    assert_close(
+        d.angular_velocity, after.angular_velocity - before.angular_velocity, DELTA_RTOL, "dw3"
+    )
+    assert_close(
+        d.angular_acceleration,
+        after.angular_acceleration - before.angular_acceleration,
+        DELTA_RTOL,
+        "dal3",
+    )
     zero = parent.inherited_delta(local)
     for x in zero:
         assert not np.any(x)
@@ -456,8 +491,9 @@ def test_parent_change_propagates_as_derived(rng, n):
 def test_three_dimensional_deltas_accept_vectors(rng):
     parent = rand_dynamic(rng, 3)
     dw = rng.normal(size=3)
-    np.testing.assert_allclose(parent.delta_angular_velocity(dw),
-                               parent.delta_angular_velocity(skew(dw)), atol=0)
+    np.testing.assert_allclose(
+        parent.delta_angular_velocity(dw), parent.delta_angular_velocity(skew(dw)), atol=0
+    )
     R2 = parent.transform.rotation
     np.testing.assert_allclose(unskew(parent.delta_angular_velocity(dw)), R2 @ dw, atol=1e-14)
 

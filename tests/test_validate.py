@@ -77,8 +77,13 @@ def test_as_choice_rejects_arrays_and_unhashables():
     """Regression: ``np.array(["jolt"])`` passed ``in`` (elementwise ==) and then failed as
     a dict key with TypeError; longer arrays raised NumPy's ambiguous-truth ValueError."""
     choices = ("jolt", "rk4")
-    for bad in (np.array(["jolt"]), np.array(["jolt", "rk4"]), np.array("jolt"), ["jolt"],
-                {"jolt": 1}):
+    for bad in (
+        np.array(["jolt"]),
+        np.array(["jolt", "rk4"]),
+        np.array("jolt"),
+        ["jolt"],
+        {"jolt": 1},
+    ):
         with pytest.raises(InputError, match="method: expected one of 'jolt', 'rk4', got"):
             as_choice(bad, "method", choices)
     assert as_choice(np.str_("rk4"), "method", choices) == "rk4"

@@ -66,8 +66,7 @@ def steps_count(text: str) -> int:
     n = positive_int(text)
     if n > scenarios.MAX_STEPS_PER_ROTATION:
         raise argparse.ArgumentTypeError(
-            f"expected at most {scenarios.MAX_STEPS_PER_ROTATION} steps per rotation, "
-            f"got {text!r}"
+            f"expected at most {scenarios.MAX_STEPS_PER_ROTATION} steps per rotation, got {text!r}"
         )
     return n
 

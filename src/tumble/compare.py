@@ -346,9 +346,7 @@ def plot(
     if suffix not in PLOT_FORMATS:
         raise InputError(f"path: expected a .png or .html file, got {str(path)!r}")
     ref = figures.REFERENCE.method
-    reference = (
-        results[ref].trajectory if ref in results else scenarios.simulate(case, ref, every)
-    )
+    reference = results[ref].trajectory if ref in results else scenarios.simulate(case, ref, every)
     runs = {name: r.trajectory for name, r in results.items()}
     data = figures.figure_data(runs, reference, case.inv_inertia)
     (_plot_png if suffix == ".png" else _plot_html)(data, title, path)

@@ -56,6 +56,7 @@ MAX_WORK = 2_000_000
 #: Largest request body in bytes (a full request is under 1 KiB); beyond it: 413.
 MAX_BODY_BYTES = 16 * 1024
 
+
 def method_table() -> list[dict[str, Any]]:
     """The body of ``GET /api/methods``: one object per method of :data:`tumble.rigid.METHODS`.
 
@@ -179,6 +180,7 @@ class WorkTooLarge(Exception):
 
 # --------------------------------------------------------------------------------------
 # running numba from request threads
+
 
 def warm_up() -> None:
     """Load (or compile) every method's kernels: a two-step run of each on the default case."""
