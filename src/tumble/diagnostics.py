@@ -33,12 +33,14 @@ from numpy.typing import ArrayLike
 from tumble import exact, rotation
 from tumble._errors import InputError
 from tumble._validate import as_choice, as_float_array, broadcast_leading
+from tumble.trajectory import Trajectory
 
 __all__ = [
     "ATTITUDE_RECORDS",
     "FLIP_BAND",
     "K_ZERO_RTOL",
     "TrajectoryArrays",
+    "TrajectoryLike",
     "TrajectoryScores",
     "attitude_deviation",
     "attitude_error",
@@ -73,6 +75,12 @@ class TrajectoryArrays(NamedTuple):
     omega: ArrayLike
 
 
+TrajectoryLike = Trajectory | TrajectoryArrays | tuple[ArrayLike, ArrayLike, ArrayLike]
+"""What the functions of this module read: a :class:`~tumble.trajectory.Trajectory` (or any
+object with ``t``, ``q``, ``omega`` and optionally ``L_body``), a :class:`TrajectoryArrays`
+or a tuple ``(t, q, omega)``."""
+
+
 class _Data(NamedTuple):
     t: np.ndarray  # (n,)
     q: np.ndarray  # (n, *batch, 4), unit
@@ -82,7 +90,7 @@ class _Data(NamedTuple):
     n_finite: np.ndarray  # (*batch,) int, leading records that are finite
 
 
-def _fields(trajectory: Any, inv_inertia: Any) -> tuple[Any, Any, Any, Any, Any]:
+def _fields(trajectory: TrajectoryLike, inv_inertia: Any) -> tuple[Any, Any, Any, Any, Any]:
     """``(t, q, omega, L_body or None, inv_inertia)`` of any accepted trajectory form."""
     if isinstance(trajectory, tuple | list):
         if len(trajectory) != 3:
@@ -139,7 +147,7 @@ def _leading_finite(arrays: dict[str, np.ndarray], batch: tuple[int, ...]) -> np
     return np.where(np.all(ok, axis=0), n, np.argmin(ok, axis=0))
 
 
-def _read(trajectory: Any, inv_inertia: Any, finite_prefix: bool = False) -> _Data:
+def _read(trajectory: TrajectoryLike, inv_inertia: Any, finite_prefix: bool = False) -> _Data:
     """Validate a trajectory and the inverse moments; float64 arrays broadcast to the batch.
 
     With ``finite_prefix`` the records may stop being finite (a blow-up): ``n_finite``
@@ -174,7 +182,7 @@ def _read(trajectory: Any, inv_inertia: Any, finite_prefix: bool = False) -> _Da
     return _Data(t, q, Lb, J, batch, n_finite)
 
 
-def finite_records(trajectory: Any) -> np.ndarray:
+def finite_records(trajectory: TrajectoryLike) -> np.ndarray:
     """Number of leading records whose state is finite, per body, shape ``(...)`` (int).
 
     A record counts while its ``q``, ``omega`` and (when the trajectory has it) ``L_body``
@@ -232,7 +240,7 @@ def _exact_q(d: _Data, t: np.ndarray) -> np.ndarray:
 # per-record measures
 
 
-def momentum_body(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def momentum_body(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Body-frame angular momentum path ``L_b(t)``, shape ``(n, ..., 3)``.
 
     ``L_b = J⁺ Rᵀ omega`` (or the trajectory's ``L_body``). For free motion it moves on
@@ -242,17 +250,17 @@ def momentum_body(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.n
     return np.array(_read(trajectory, inv_inertia).L_body)
 
 
-def momentum_world(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def momentum_world(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """World-frame angular momentum ``L_w = R L_b``, shape ``(n, ..., 3)`` (constant if free)."""
     return _world(_read(trajectory, inv_inertia))
 
 
-def momentum_norm(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def momentum_norm(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """``|L|`` per record, shape ``(n, ...)``; frame independent."""
     return np.linalg.norm(_read(trajectory, inv_inertia).L_body, axis=-1)
 
 
-def momentum_drift(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def momentum_drift(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Relative drift of ``|L|``: ``|L(t)| / |L(t0)| - 1``, shape ``(n, ...)``.
 
     0 where ``L(t0) = 0`` and ``L(t) = 0``; ``inf`` where only ``L(t0) = 0``.
@@ -260,7 +268,7 @@ def momentum_drift(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.
     return _momentum_drift(_read(trajectory, inv_inertia))
 
 
-def direction_drift(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def direction_drift(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Angle (radians) between the world momentum ``L_w(t)`` and ``L_w(t0)``, ``(n, ...)``.
 
     ``atan2(|a × b|, a·b)``, accurate for small angles; 0 where either vector is zero.
@@ -269,12 +277,12 @@ def direction_drift(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np
     return _direction_drift(_read(trajectory, inv_inertia))
 
 
-def energy(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def energy(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Kinetic energy ``E = ½ L_b·J L_b = ½ omega·L``, shape ``(n, ...)``."""
     return _energy(_read(trajectory, inv_inertia))
 
 
-def energy_error(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def energy_error(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Relative energy error ``E(t) / E(t0) - 1``, shape ``(n, ...)``.
 
     Where ``E(t0) = 0`` the absolute ``E(t) - E(t0)`` is returned instead (no 0/0).
@@ -282,12 +290,14 @@ def energy_error(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.nd
     return _energy_error(_read(trajectory, inv_inertia))
 
 
-def max_energy_error(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def max_energy_error(
+    trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None
+) -> np.ndarray:
     """``max_t |E(t) / E(t0) - 1|`` per body, shape ``(...)`` (see :func:`energy_error`)."""
     return np.max(np.abs(energy_error(trajectory, inv_inertia)), axis=0)
 
 
-def energy_factor(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def energy_factor(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """The article's energy factor ``J_L = L·JL / |L|² = 2E / |L|²``, shape ``(n, ...)``.
 
     Body frame (``L_b·J L_b``, the same number as ``L_w·J_w L_w``); a Rayleigh quotient of
@@ -303,7 +313,7 @@ def energy_factor(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.n
     return np.where(LL > 0, JL, 0.0)
 
 
-def k_factor(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def k_factor(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """``J_k = k·Jk / |k|²`` with ``k = omega × L`` (body frame), shape ``(n, ...)``.
 
     For free motion ``dL_b/dt = -k``. Where ``|k| <= K_ZERO_RTOL |omega| |L|`` (steady
@@ -322,7 +332,7 @@ def k_factor(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarra
     return np.where(zero, JL, Jk)
 
 
-def attitude_error(trajectory: Any, inv_inertia: ArrayLike | None = None) -> np.ndarray:
+def attitude_error(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Rotation angle (radians) between ``q(t)`` and the exact torque-free ``q(t)``.
 
     The exact solution (:func:`tumble.exact.torque_free`) starts from the first record
@@ -375,9 +385,9 @@ ATTITUDE_RECORDS = ("all", "end")
 
 
 def score(
-    trajectory: Any,
+    trajectory: TrajectoryLike,
     inv_inertia: ArrayLike | None = None,
-    reference: Any = None,
+    reference: TrajectoryLike | ArrayLike | None = None,
     attitude: str = "all",
 ) -> TrajectoryScores:
     """Score a trajectory of any batch of bodies against a reference: worst errors per body.
@@ -426,7 +436,9 @@ def score(
     return _score(_read(trajectory, inv_inertia, finite_prefix=True), trajectory, reference, mode)
 
 
-def summary(trajectory: Any, inv_inertia: ArrayLike | None = None) -> dict[str, np.ndarray]:
+def summary(
+    trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None
+) -> dict[str, np.ndarray]:
     """Worst values over the records, per body: :func:`score` for finite trajectories.
 
     Returns a dict of arrays of shape ``(...)``: ``"energy_error"`` (max relative energy
@@ -443,7 +455,7 @@ def summary(trajectory: Any, inv_inertia: ArrayLike | None = None) -> dict[str, 
     }
 
 
-def _score(d: _Data, trajectory: Any, reference: Any, mode: str) -> TrajectoryScores:
+def _score(d: _Data, trajectory: TrajectoryLike, reference: object, mode: str) -> TrajectoryScores:
     n = d.t.shape[0]
     valid = np.arange(n).reshape(n, *(1,) * len(d.batch)) < d.n_finite
     last = d.n_finite - 1
@@ -481,7 +493,7 @@ def _score(d: _Data, trajectory: Any, reference: Any, mode: str) -> TrajectorySc
     )
 
 
-def _reference(reference: Any, n: int, batch: tuple[int, ...]) -> np.ndarray:
+def _reference(reference: object, n: int, batch: tuple[int, ...]) -> np.ndarray:
     """Reference attitudes ``(n, *batch, 4)`` from a Trajectory or quaternions."""
     q = as_float_array(getattr(reference, "q", reference), "reference", (4,), finite=False)
     rb = q.shape[1:-1]
@@ -620,7 +632,9 @@ def first_flip_time(
     return out
 
 
-def attitude_deviation(trajectory: Any, reference: Any) -> np.ndarray:
+def attitude_deviation(
+    trajectory: TrajectoryLike, reference: TrajectoryLike | ArrayLike
+) -> np.ndarray:
     """Rotation angle (radians) between the attitudes of two runs at the same records.
 
     ``θ_k = rotation_angle(q_k, q_ref,k)`` (:func:`tumble.rotation.rotation_angle`:

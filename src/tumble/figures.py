@@ -98,6 +98,13 @@ class Trace:
     of_reference: bool = True
 
 
+def _required(reference: Trajectory | None) -> Trajectory:
+    """The reference run of a trace that compares with it (``of_reference=False``)."""
+    if reference is None:
+        raise ValueError("this trace compares with the reference run; none was given")
+    return reference
+
+
 TRACES: Mapping[str, Trace] = {
     trace.name: trace
     for trace in (
@@ -114,7 +121,7 @@ TRACES: Mapping[str, Trace] = {
         Trace(
             "attitude_error",
             "angle to the exact attitude, radians (diagnostics.attitude_deviation)",
-            lambda tr, J, ref: diagnostics.attitude_deviation(tr, ref),
+            lambda tr, J, ref: diagnostics.attitude_deviation(tr, _required(ref)),
             of_reference=False,
         ),
         Trace(

@@ -112,7 +112,7 @@ class Case:
         return self.steps * self.dt
 
 
-def rotation_period(inv_inertia: Any, momentum: Any) -> float:
+def rotation_period(inv_inertia: ArrayLike, momentum: float) -> float:
     """The rotation period ``P = 2π / ((J_max - J_min) |L|)`` that sets the time step.
 
     Parameters
@@ -164,11 +164,11 @@ def _timing(period: float, steps_per_rotation: Any, rotations: Any) -> tuple[flo
 
 
 def article_case(
-    min_j: Any = DEFAULTS["min_j"],
-    median_j: Any = DEFAULTS["median_j"],
-    energy: Any = DEFAULTS["energy"],
-    steps_per_rotation: Any = DEFAULTS["steps_per_rotation"],
-    rotations: Any = DEFAULTS["rotations"],
+    min_j: float = DEFAULTS["min_j"],
+    median_j: float = DEFAULTS["median_j"],
+    energy: float = DEFAULTS["energy"],
+    steps_per_rotation: float = DEFAULTS["steps_per_rotation"],
+    rotations: float = DEFAULTS["rotations"],
 ) -> Case:
     """The article's experiment (module docstring): ``J = (min_j, min_j + median_j,
     min_j + 1)``, ``L_w = ẑ``, ``J_L(0) = min_j + energy``.
@@ -214,10 +214,10 @@ def article_case(
 
 
 def explicit_case(
-    inv_inertia: Any,
-    omega_body: Any,
-    steps_per_rotation: Any = DEFAULTS["steps_per_rotation"],
-    rotations: Any = DEFAULTS["rotations"],
+    inv_inertia: ArrayLike,
+    omega_body: ArrayLike,
+    steps_per_rotation: float = DEFAULTS["steps_per_rotation"],
+    rotations: float = DEFAULTS["rotations"],
 ) -> Case:
     """A body given directly: inverse moments and body-frame angular velocity.
 
@@ -383,7 +383,13 @@ TIMING_BODY_STEPS = 200_000
 
 
 def stepping_time(
-    q: Any, omega: Any, inv_inertia: Any, dt: Any, steps: Any, method: str, runs: Any
+    q: ArrayLike,
+    omega: ArrayLike,
+    inv_inertia: ArrayLike,
+    dt: float,
+    steps: int,
+    method: str,
+    runs: int,
 ) -> float:
     """Best seconds per body-step over ``runs`` calls of :func:`tumble.rigid.simulate`.
 
@@ -443,7 +449,7 @@ def time_per_step(case: Case, method: str) -> float:
 def run_methods(
     case: Case,
     methods: Sequence[str] | None = None,
-    every: Any = 1,
+    every: int = 1,
     progress: Callable[[int, int, str], None] | None = None,
     timing: bool = True,
 ) -> dict[str, MethodResult]:

@@ -161,7 +161,8 @@ class SimulateRequest(BaseModel):
 
     def case(self) -> scenarios.Case:
         """The initial-value problem this request describes."""
-        if self.inv_inertia is not None:
+        # The model validator admits inv_inertia only together with omega_body.
+        if self.inv_inertia is not None and self.omega_body is not None:
             return scenarios.explicit_case(
                 self.inv_inertia, self.omega_body, self.steps_per_rotation, self.rotations
             )
