@@ -36,7 +36,8 @@ import numba
 import numpy as np
 
 from _common import best_time, fmt_time, markdown_table, write_section
-from tumble.linkedlist import ContiguousList, _lower_bound_by_cursor
+from tumble.linkedlist import ContiguousList
+from tumble.linkedlist.cursor import lower_bound_by_cursor
 
 VALUE_SIZES = (1, 8, 16, 32, 64, 128, 1024)
 STRATEGIES = ("back", "mid", "random")
@@ -434,7 +435,7 @@ def python_level(n: int) -> dict:
 def cl_sorted_insert(values: list[int]) -> ContiguousList:
     cl = ContiguousList(dtype="int64")
     for x in values:
-        cl.insert(_lower_bound_by_cursor(cl.begin(), len(cl), x), x)
+        cl.insert(lower_bound_by_cursor(cl.begin(), len(cl), x), x)
     return cl
 
 

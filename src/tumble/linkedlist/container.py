@@ -1,44 +1,15 @@
-"""ContiguousList: a doubly linked list whose nodes and values live in contiguous arrays.
+"""The :class:`ContiguousList` API: ``deque`` and ``std::list`` operations, Python
+protocols and whole-list algorithms, over the storage of
+:class:`~tumble.linkedlist.storage.ListStorage`.
 
-The design follows *Implementing Linked Lists with Contiguous Arrays* (see
-``docs/linkedlist.md``). Links are array indices, not pointers, so they can be small:
-
-- ``nodes``, shape ``(capacity + 1, 2)``, holds ``(prev, next)`` per slot in the smallest
-  unsigned type that can index ``capacity`` (uint8 up to 255 elements, then uint16,
-  uint32, uint64; widened automatically as the list grows, never narrowed). Row 0 is a
-  sentinel that closes the list into a ring, so no operation needs a head/tail special
-  case: ``nodes[0]`` is ``(tail, head)``.
-- ``values`` holds the element of slot ``s`` at index ``s - 1``: a NumPy array when the
-  list has a ``dtype`` (any bool, integer, float, complex, byte- or unicode-string,
-  datetime or timedelta dtype; ``'S1024'`` makes 1 KiB values), else a Python ``list``.
-
-Both arrays stay dense. Insertion appends a slot at the back of both arrays and links it
-(amortised O(1)); erasure unlinks a slot and moves the *storage-last* element into the
-hole, rewiring its two neighbours (O(1), nothing is deallocated). Whole-list operations
-that do not depend on order (``sum``, ``count``, ``fill``, ``replace``, ``remove``...) run
-over ``values`` at NumPy speed without touching the links; ``reverse`` and ``sort`` touch
-only the links.
-
-Cursor invalidation (article §2.2): erasing an element invalidates cursors to it *and* to
-the element moved into its slot; operations that never move values (insert, splice or
-sort within a list, reverse, reserve, growth) keep every cursor valid; ``clear`` and
-moving elements out of a list (``splice``/``merge`` from another list) invalidate cursors
-to the elements that left or moved. Using an invalidated cursor raises
-:class:`StaleCursorError` (an :class:`~tumble.InputError`); a per-slot generation counter
-detects it in O(1), so a stale cursor never reads another element's value.
-
-Conventions where Python and ``std::list`` differ: reading or popping from an empty list,
-stepping a cursor off either end and dereferencing ``end()`` raise :class:`IndexError`,
-as Python sequences do; every other bad argument raises :class:`~tumble.InputError`
-naming it. Values given to a list with a ``dtype`` must convert without loss (no float to
-int, no out-of-range integer, no over-long byte string). Values come out as Python
-objects, exactly as ``ndarray.tolist`` gives them.
+Whole-list operations that do not depend on order (``sum``, ``count``, ``fill``,
+``replace``, ``remove``...) run over the contiguous values at NumPy speed without touching
+the links; ``reverse`` and ``sort`` touch only the links.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, SupportsIndex
@@ -49,16 +20,11 @@ from numpy.typing import ArrayLike, DTypeLike
 from tumble._errors import InputError
 from tumble._kernels import linkedlist as _k
 from tumble._validate import as_int, describe
+from tumble.linkedlist.cursor import Cursor, lower_bound_by_cursor, slot_of
+from tumble.linkedlist.storage import ListStorage
 
-__all__ = ["ContiguousList", "Cursor", "StaleCursorError"]
+__all__ = ["ContiguousList"]
 
-_INDEX_TYPES: tuple[np.dtype[np.unsignedinteger[Any]], ...] = (
-    np.dtype(np.uint8),
-    np.dtype(np.uint16),
-    np.dtype(np.uint32),
-    np.dtype(np.uint64),
-)
-_VALUE_KINDS = "biufcSUmM"
 # Iteration and lower_bound handle these dtypes in compiled code (iteration then yields
 # Python scalars through a memoryview, no list per chunk); numba has no float16 or long
 # double, and the other kinds go through NumPy or Python.
@@ -81,43 +47,7 @@ _COMPILED_ITER = frozenset(
 # The first iteration chunk is small so that loops which stop early stay cheap.
 _FIRST_CHUNK = 256
 _CHUNK = 65536
-# Cursor.advance walks this many steps or fewer in Python: cheaper than a compiled call.
-_SHORT_WALK = 8
 _REPR_HEAD = 10
-
-
-class StaleCursorError(InputError):
-    """A cursor was used after its element was erased or moved by an erasure.
-
-    Subclasses :class:`tumble.InputError` (hence :class:`ValueError`): passing a stale
-    cursor is a bad argument. Get a fresh cursor from ``begin()``, ``find()`` or the return
-    value of ``insert()``/``erase()``.
-    """
-
-
-def _index_dtype_for(capacity: int) -> np.dtype[np.unsignedinteger[Any]]:
-    """The smallest unsigned type that can hold slot numbers 0 (sentinel) to ``capacity``."""
-    for dt in _INDEX_TYPES:
-        if capacity <= np.iinfo(dt).max:
-            return dt
-    raise InputError(f"capacity: at most {np.iinfo(np.uint64).max} elements, got {capacity}")
-
-
-def _check_dtype(dtype: DTypeLike | None) -> np.dtype | None:
-    if dtype is None:
-        return None
-    try:
-        dt = np.dtype(dtype)
-    except Exception:  # NumPy raises TypeError or ValueError depending on the spelling
-        raise InputError(f"dtype: expected None or a NumPy dtype, got {dtype!r}") from None
-    if dt.kind == "O":
-        raise InputError("dtype: use dtype=None (a Python list) for arbitrary objects")
-    if dt.kind not in _VALUE_KINDS or dt.shape != () or dt.fields is not None or dt.itemsize == 0:
-        raise InputError(
-            "dtype: expected a scalar bool, integer, float, complex, sized byte or unicode "
-            f"string ('S64', 'U8'), datetime or timedelta dtype, got {dt}"
-        )
-    return dt
 
 
 class _ListView(Sequence):
@@ -138,124 +68,7 @@ class _ListView(Sequence):
         return f"values({self._items!r})"
 
 
-class Cursor:
-    """A position in a :class:`ContiguousList`, like a ``std::list`` iterator.
-
-    Obtained from ``begin()``, ``end()``, ``find()``, ``lower_bound()``, ``insert()`` or
-    ``erase()``.
-    ``next()``, ``prev()`` and ``advance()`` return new cursors (a cursor never changes
-    position); ``value`` reads or writes the element. Stepping off either end or touching
-    the value of ``end()`` raises :class:`IndexError`; using a cursor whose element was
-    erased or moved raises :class:`StaleCursorError`.
-    """
-
-    __slots__ = ("_gen", "_list", "_slot")
-
-    def __init__(self, owner: ContiguousList, slot: int) -> None:
-        self._list = owner
-        self._slot = slot
-        self._gen = owner._genv[slot]
-
-    @property
-    def valid(self) -> bool:
-        """True while the cursor's element has been neither erased nor moved."""
-        owner = self._list
-        return self._slot <= owner._n and owner._genv[self._slot] == self._gen
-
-    def _check(self, name: str = "cursor") -> ContiguousList:
-        if not self.valid:
-            raise StaleCursorError(
-                f"{name}: stale cursor, its element was erased or moved by an erasure; "
-                "get a new one from begin(), find(), insert() or erase()"
-            )
-        return self._list
-
-    def next(self) -> Cursor:
-        """The cursor one step towards the back; from the last element, ``end()``."""
-        owner = self._check()
-        if self._slot == 0:
-            raise IndexError("next: end() has no successor")
-        return Cursor(owner, owner._lk[2 * self._slot + 1])
-
-    def prev(self) -> Cursor:
-        """The cursor one step towards the front; from ``end()``, the last element."""
-        owner = self._check()
-        slot = owner._lk[2 * self._slot]
-        if slot == 0:
-            raise IndexError("prev: begin() has no predecessor")
-        return Cursor(owner, slot)
-
-    def advance(self, steps: int) -> Cursor:
-        """The cursor ``steps`` positions away (negative: towards the front), O(|steps|).
-
-        Like ``std::next``/``std::prev``: reaching ``end()`` is allowed, going past it or
-        before ``begin()`` raises IndexError. Long walks run in compiled code.
-        """
-        if type(steps) is not int:
-            steps = as_int(steps, "steps")
-        owner = self._check()
-        slot = self._slot
-        if 0 <= steps <= _SHORT_WALK:
-            lk = owner._lk
-            for _ in range(steps):
-                if slot == 0:
-                    raise IndexError(f"advance: {steps} steps leave the list")
-                slot = lk[2 * slot + 1]
-            return Cursor(owner, slot)
-        slot = int(_k.advance(owner._nodes, slot, abs(steps), steps >= 0))
-        if slot < 0:
-            raise IndexError(f"advance: {steps} steps leave the list")
-        return Cursor(owner, slot)
-
-    @property
-    def value(self) -> Any:
-        """The element at this cursor (read and write; writing validates like ``append``)."""
-        owner = self._check()
-        if self._slot == 0:
-            raise IndexError("value: end() has no value")
-        return owner._get(self._slot)
-
-    @value.setter
-    def value(self, new: object) -> None:
-        owner = self._check()
-        if self._slot == 0:
-            raise IndexError("value: end() has no value")
-        owner._set(self._slot, owner._coerce(new, "value"))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Cursor):
-            return NotImplemented
-        return self._list is other._list and self._slot == other._slot and self._gen == other._gen
-
-    def __hash__(self) -> int:
-        return hash((id(self._list), self._slot, self._gen))
-
-    def __repr__(self) -> str:
-        if not self.valid:
-            return "<Cursor (stale)>"
-        if self._slot == 0:
-            return "<Cursor end()>"
-        return f"<Cursor value={self._list._get(self._slot)!r}>"
-
-
-def _lower_bound_by_cursor(first: Cursor, count: int, x: object) -> Cursor:
-    """``std::lower_bound`` over the ``count`` elements from ``first``, through cursors.
-
-    The path of :meth:`ContiguousList.lower_bound` for dtypes without a compiled loop:
-    O(log n) comparisons in Python and O(n) link steps (``advance`` walks in compiled
-    code). ``benchmarks/bench_linkedlist.py`` times it as the Python-level binary search.
-    """
-    while count > 0:
-        step = count // 2
-        it = first.advance(step)
-        if it.value < x:
-            first, count = it.next(), count - step - 1
-        else:
-            count = step
-    return first
-
-
-class ContiguousList:
+class ContiguousList(ListStorage):
     """A doubly linked list stored in two dense arrays: compact links and values.
 
     Parameters
@@ -292,178 +105,13 @@ class ContiguousList:
     __hash__ = None  # type: ignore[assignment]  # mutable container
 
     def __init__(self, values: Iterable[object] = (), dtype: DTypeLike | None = None) -> None:
-        self._setup(_check_dtype(dtype), 0, np.zeros((1, 2), np.uint8), [])
+        super().__init__(dtype)
         self.extend(values)
 
-    # ----------------------------------------------------------------------------- storage
-
-    def _setup(
-        self, dtype: np.dtype | None, capacity: int, used: np.ndarray, values: Iterable[object]
-    ) -> None:
-        """(Re)build storage for ``capacity`` slots from the used node rows and values."""
-        n = used.shape[0] - 1
-        self._dtype = dtype
-        self._n = n
-        self._cap = capacity
-        self._mod = 0
-        self._nodes = np.zeros((capacity + 1, 2), _index_dtype_for(capacity))
-        self._nodes[: n + 1] = used
-        self._gen = np.zeros(capacity + 1, np.uint64)
-        if dtype is None:
-            # A list when dtype is None, else an array: mypy cannot tie the two.
-            self._vals: Any = list(values)
-        else:
-            self._vals = np.zeros(capacity, dtype)
-            self._vals[:n] = values
-            if dtype.kind in "iu":
-                self._lo, self._hi = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
-            elif dtype.kind == "f":
-                self._fmax = float(np.finfo(dtype).max)
-        self._refresh()
-
-    def _refresh(self) -> None:
-        # Flat memoryviews: Python-level link and generation access is ~3x faster than
-        # indexing the NumPy arrays element by element.
-        self._lk = memoryview(self._nodes.reshape(-1).data)
-        self._genv = memoryview(self._gen.data)
-
-    def _reallocate(self, capacity: int) -> None:
-        n = self._n
-        nodes = np.zeros((capacity + 1, 2), _index_dtype_for(capacity))
-        nodes[: n + 1] = self._nodes[: n + 1]
-        gen = np.zeros(capacity + 1, np.uint64)
-        # Generations of free slots must survive: a stale cursor may still name one.
-        gen[: self._cap + 1] = self._gen
-        if self._dtype is not None:
-            vals = np.zeros(capacity, self._dtype)
-            vals[:n] = self._vals[:n]
-            self._vals = vals
-        self._nodes, self._gen, self._cap = nodes, gen, capacity
-        self._refresh()
-
-    def _grow(self, needed: int) -> None:
-        """Geometric growth, capped at the current index type's range while that suffices.
-
-        The cap keeps the index type as narrow as the element count allows: a list of 200
-        elements stays uint8 instead of doubling its capacity into uint16.
-        """
-        limit = int(np.iinfo(self.index_dtype).max)
-        capacity = max(needed, 2 * self._cap, 4)
-        if needed <= limit:
-            capacity = min(capacity, limit)
-        self._reallocate(capacity)
-
-    def _push(self, value: object) -> int:
-        slot = self._n + 1
-        if slot > self._cap:
-            self._grow(slot)
-        if self._dtype is None:
-            self._vals.append(value)
-        else:
-            self._vals[slot - 1] = value
-        self._n = slot
-        return slot
-
-    def _push_many(self, values: list[object] | np.ndarray) -> np.ndarray:
-        n, k = self._n, len(values)
-        if n + k > self._cap:
-            self._grow(n + k)
-        if self._dtype is None:
-            self._vals.extend(values)
-        else:
-            self._vals[n : n + k] = values
-        self._n = n + k
-        return np.arange(n + 1, n + k + 1, dtype=np.intp)
-
-    def _link_before(self, slot: int, before: int) -> None:
-        lk = self._lk
-        prev = lk[2 * before]
-        lk[2 * slot] = prev
-        lk[2 * slot + 1] = before
-        lk[2 * prev + 1] = slot
-        lk[2 * before] = slot
-        self._mod += 1
-
-    def _erase(self, slot: int) -> int:
-        """Erase ``slot`` and return the slot now holding its successor (0 for the end)."""
-        lk = self._lk
-        prev, succ = lk[2 * slot], lk[2 * slot + 1]
-        lk[2 * prev + 1] = succ
-        lk[2 * succ] = prev
-        last = self._n
-        if slot != last:
-            # Move the storage-last element into the hole and point its neighbours at it.
-            lp, ln = lk[2 * last], lk[2 * last + 1]
-            lk[2 * slot] = lp
-            lk[2 * slot + 1] = ln
-            lk[2 * lp + 1] = slot
-            lk[2 * ln] = slot
-            self._vals[slot - 1] = self._vals[last - 1]
-            self._genv[last] += 1
-            if succ == last:
-                succ = slot
-        if self._dtype is None:
-            self._vals.pop()
-        self._genv[slot] += 1
-        self._n = last - 1
-        self._mod += 1
-        return succ
-
-    def _erase_many(self, slots: np.ndarray) -> None:
-        """Erase distinct ``slots`` at once: unlink, then fill the holes from the back."""
-        k = slots.shape[0]
-        if k == 0:
-            return
-        n = self._n
-        m = n - k
-        _k.unlink(self._nodes, slots)
-        holes = np.sort(slots[slots <= m])
-        tail = np.arange(m + 1, n + 1, dtype=np.intp)
-        movers = tail[~np.isin(tail, slots)]
-        _k.relocate(self._nodes, holes, movers)
-        if self._dtype is None:
-            vals = self._vals
-            for h, mv in zip(holes.tolist(), movers.tolist(), strict=True):
-                vals[h - 1] = vals[mv - 1]
-            del vals[m:]
-        else:
-            self._vals[holes - 1] = self._vals[movers - 1]
-        self._gen[slots] += 1
-        self._gen[movers] += 1
-        self._n = m
-        self._mod += 1
-
-    def _relink(self, slots: np.ndarray) -> None:
-        """Link every element anew in the order ``slots`` (a permutation of 1..n)."""
-        self._nodes[0] = 0
-        _k.link_chain(self._nodes, np.ascontiguousarray(slots, dtype=np.intp), 0)
-        self._mod += 1
-
-    def _get(self, slot: int) -> Any:
-        if self._dtype is None:
-            return self._vals[slot - 1]
-        return self._vals[slot - 1].item()
-
-    def _set(self, slot: int, value: object) -> None:
-        self._vals[slot - 1] = value
-
-    def _values_at(self, slots: np.ndarray) -> list[object] | np.ndarray:
-        if self._dtype is None:
-            vals = self._vals
-            return [vals[s - 1] for s in slots.tolist()]
-        return self._vals[slots - 1]
+    # ---------------------------------------------------------------------------- helpers
 
     def _slots(self) -> np.ndarray:
         return self.order() + 1
-
-    def _own(self, cursor: object, name: str) -> int:
-        """The slot of ``cursor`` after checking it is a live cursor into this list."""
-        if not isinstance(cursor, Cursor):
-            raise InputError(f"{name}: expected a Cursor of this list, got {describe(cursor)}")
-        if cursor._list is not self:
-            raise InputError(f"{name}: the cursor belongs to a different ContiguousList")
-        cursor._check(name)
-        return cursor._slot
 
     @staticmethod
     def _other(other: object, dtype: np.dtype | None, name: str = "other") -> ContiguousList:
@@ -473,84 +121,13 @@ class ContiguousList:
             raise InputError(f"{name}: expected a list of dtype {dtype}, got dtype {other._dtype}")
         return other
 
-    # -------------------------------------------------------------------------- validation
-
-    # Any: the checks on type(value) below narrow it, in ways mypy does not follow.
-    def _coerce(self, value: Any, name: str) -> object:
-        """``value`` converted losslessly to the list's dtype, or InputError naming ``name``."""
-        dt = self._dtype
-        if dt is None:
-            return value
-        kind, t = dt.kind, type(value)
-        if kind in "iu" and t is int:
-            if self._lo <= value <= self._hi:
-                return value
-            raise InputError(f"{name}: {value} is out of range for {dt}")
-        if kind in "fc" and (t is float or t is int):
-            try:
-                f = float(value)
-            except OverflowError:
-                raise InputError(f"{name}: {value} is out of range for {dt}") from None
-            if kind == "f" and math.isfinite(f) and abs(f) > self._fmax:
-                raise InputError(f"{name}: {value} is out of range for {dt}")
-            return f
-        if kind == "S" and t is bytes:
-            if len(value) <= dt.itemsize:
-                return value
-            raise InputError(f"{name}: {len(value)} bytes do not fit in {dt}")
-        try:
-            arr = np.asarray(value)
-        except Exception:  # objects NumPy cannot convert at all
-            raise InputError(f"{name}: expected a {dt} value, got {describe(value)}") from None
-        if arr.ndim != 0:
-            raise InputError(f"{name}: expected one {dt} value, got {describe(value)}")
-        return self._convert(arr, name)[()]
-
     def _coerce_many(self, values: Iterable[object], name: str) -> list[object] | np.ndarray:
+        # Another list gives its elements in list order; between two dtype lists as an
+        # array, so they never make a round trip through Python objects.
         if isinstance(values, ContiguousList):
             numeric = self._dtype is not None and values._dtype is not None
             values = values.to_numpy() if numeric else values.tolist()
-        if self._dtype is None:
-            try:
-                return list(values)
-            except TypeError:
-                raise InputError(f"{name}: expected an iterable, got {describe(values)}") from None
-        if not isinstance(values, np.ndarray):
-            try:
-                values = list(values)
-            except TypeError:
-                raise InputError(f"{name}: expected an iterable, got {describe(values)}") from None
-        if len(values) == 0:
-            return np.zeros(0, self._dtype)
-        try:
-            arr = np.asarray(values)
-        except Exception:  # ragged or unconvertible input
-            raise InputError(
-                f"{name}: expected {self._dtype} values, got {describe(values)}"
-            ) from None
-        if arr.ndim != 1:
-            raise InputError(f"{name}: expected a flat sequence of values, got shape {arr.shape}")
-        return self._convert(arr, name)
-
-    def _convert(self, arr: np.ndarray, name: str) -> np.ndarray:
-        dt = self._dtype
-        assert dt is not None
-        # Any integer fits any integer type if its value does; the round trip below checks.
-        integral = dt.kind in "iu" and arr.dtype.kind in "biu"
-        if arr.dtype.kind == "O" or not (integral or np.can_cast(arr.dtype, dt, "same_kind")):
-            raise InputError(f"{name}: expected {dt} values, got values of dtype {arr.dtype}")
-        with np.errstate(all="ignore"):
-            out = arr.astype(dt)
-        if dt.kind in "iuSUmM":
-            bad = out != arr
-        elif dt.kind in "fc":
-            bad = np.isfinite(arr) & ~np.isfinite(out)
-        else:
-            bad = np.zeros(arr.shape, bool)
-        if np.any(bad):
-            first = arr[bad].flat[0].item()
-            raise InputError(f"{name}: {first!r} does not fit in {dt} without loss")
-        return out
+        return super()._coerce_many(values, name)
 
     def _mask(self, pred: Callable[[Any], object], name: str) -> np.ndarray:
         """Boolean mask over storage order: ``pred`` per element, or once on the array."""
@@ -833,7 +410,7 @@ class ContiguousList:
 
     def insert(self, cursor: Cursor, value: object) -> Cursor:
         """Insert ``value`` before ``cursor``; return a cursor to it. O(1), moves nothing."""
-        before = self._own(cursor, "cursor")
+        before = slot_of(cursor, self, "cursor")
         slot = self._push(self._coerce(value, "value"))
         self._link_before(slot, before)
         return Cursor(self, slot)
@@ -844,7 +421,7 @@ class ContiguousList:
         O(1). The storage-last element moves into the freed slot, so cursors to the erased
         element and to the moved one go stale; the returned cursor is always valid.
         """
-        slot = self._own(cursor, "cursor")
+        slot = slot_of(cursor, self, "cursor")
         if slot == 0:
             raise InputError("cursor: cannot erase end()")
         return Cursor(self, self._erase(slot))
@@ -872,7 +449,7 @@ class ContiguousList:
             # Compare in the list's own type: numba would compare uint64 with int64 as floats.
             x = self._vals.dtype.type(x)
             return Cursor(self, int(_k.lower_bound(self._nodes, self._vals, self._n, x)))
-        return _lower_bound_by_cursor(self.begin(), self._n, x)
+        return lower_bound_by_cursor(self.begin(), self._n, x)
 
     def splice(
         self,
@@ -891,7 +468,7 @@ class ContiguousList:
         the moved elements, and to elements of ``other`` shifted by the erasure, go stale.
         O(k) for k moved elements.
         """
-        before = self._own(cursor, "cursor")
+        before = slot_of(cursor, self, "cursor")
         other = self._other(other, self._dtype)
         if first is None:
             if last is not None:
@@ -900,7 +477,7 @@ class ContiguousList:
                 raise InputError("other: cannot splice a whole list into itself")
             slots = other._slots()
         else:
-            start = other._own(first, "first")
+            start = slot_of(first, other, "first")
             if last is None:
                 if start == 0:
                     raise InputError("first: end() is not an element")
@@ -908,7 +485,7 @@ class ContiguousList:
                     return
                 slots = np.array([start], np.intp)
             else:
-                stop = other._own(last, "last")
+                stop = slot_of(last, other, "last")
                 k = _k.count_until(other._nodes, start, stop)
                 if k < 0:
                     raise InputError("last: not reachable from first")
