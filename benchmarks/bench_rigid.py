@@ -53,7 +53,7 @@ from _common import (
     write_section,
 )
 from tumble import diagnostics, rigid, scenarios
-from tumble._kernels import rigid as _k
+from tumble._kernels import inertia as _inertia
 from tumble._kernels import rotation as _rot
 
 SIZES = (1, 10, 1_000, 10_000, 100_000, 1_000_000)
@@ -362,7 +362,7 @@ def bodies(n: int, rng: np.random.Generator):
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     J = rng.uniform(0.3, 1.5, size=(n, 3))
     omega = rng.normal(size=(n, 3))
-    L = np.ascontiguousarray(_k.body_momentum_gu(q, omega, J))
+    L = np.ascontiguousarray(_inertia.body_momentum_gu(q, omega, J))
     return q, omega, L, J, np.zeros((n, 3))
 
 

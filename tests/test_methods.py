@@ -57,10 +57,13 @@ def test_an_unknown_kernel_id_raises_instead_of_running_another_method():
     q = np.array([[1.0, 0.0, 0.0, 0.0]])
     L = np.array([[0.1, 0.2, 0.3]])
     J = np.array([[0.5, 1.0, 1.5]])
+    tau = np.zeros((1, 3))
     unknown = max(m.kernel for m in methods.REGISTRY if m.kernel is not None) + 1
     with pytest.raises(ValueError, match="unknown method kernel id"):
-        kernels.step_serial(unknown, q, L, J, np.zeros((1, 3)), 0.1, np.empty((1, 4)),
-                            np.empty((1, 3)))  # fmt: skip
+        kernels.step_serial(unknown, q, L, J, tau, 0.1, np.empty((1, 4)), np.empty((1, 3)))
+    records = (np.empty((2, 1, 4)), *(np.empty((2, 1, 3)) for _ in range(3)), np.empty((2, 1)))
+    with pytest.raises(ValueError, match="unknown method kernel id"):
+        kernels.simulate_serial(unknown, q, L, J, tau, 0.1, 1, 1, *records)
 
 
 def test_every_method_runs_and_no_two_give_the_same_step():

@@ -7,9 +7,9 @@ its cost class and a one-line description. :data:`tumble.rigid.METHODS`, the met
 ``docs/integrators.md`` (:func:`render_table`, checked by a test), the lab's method list,
 ``tumble compare``, sweeps and the figures' colours all read it.
 
-Adding a method is three edits: its kernel (a ``step_*`` function and its id in
-:mod:`tumble._kernels.rigid`, one line in ``advance``), its record here, and its paragraph in
-``docs/integrators.md``.
+Adding a method is three files: its kernel (a ``step_*`` function, its id and its branch
+in ``advance`` and ``_run_block`` in :mod:`tumble._kernels.rigid`), its record here, and its
+paragraph in ``docs/integrators.md`` (see ``docs/architecture.md``).
 
 Conventions of the columns (all for a free body with every inverse moment ``J_i > 0``):
 

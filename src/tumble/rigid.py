@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from tumble._errors import InputError, TumbleWarning
+from tumble._kernels import inertia as _inertia
 from tumble._kernels import rigid as _k
 from tumble._kernels.dispatch import use_parallel
 from tumble._kernels.rotation import matrix_to_quat_gu
@@ -147,7 +148,7 @@ def world_inverse_inertia(q: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
     qa = _quat(q, dtype)
     Ja = _inv_inertia(inv_inertia, dtype)
     broadcast_leading(q=(qa, 1), inv_inertia=(Ja, 1))
-    return _k.world_inverse_inertia_gu(qa, Ja)
+    return _inertia.world_inverse_inertia_gu(qa, Ja)
 
 
 def angular_momentum(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
@@ -169,7 +170,7 @@ def angular_momentum(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> 
     ndarray, shape (..., 3)
     """
     qa, wa, Ja, _, _, _ = _state(q, omega, inv_inertia)
-    return _k.angular_momentum_gu(qa, wa, Ja)
+    return _inertia.angular_momentum_gu(qa, wa, Ja)
 
 
 def energy(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
@@ -187,7 +188,7 @@ def energy(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray
     ndarray, shape (...)
     """
     qa, wa, Ja, _, _, _ = _state(q, omega, inv_inertia)
-    return _k.energy_gu(qa, wa, Ja)
+    return _inertia.energy_gu(qa, wa, Ja)
 
 
 def angular_acceleration(
@@ -214,7 +215,7 @@ def angular_acceleration(
     ndarray, shape (..., 3)
     """
     qa, wa, Ja, ea, _, _ = _state(q, omega, inv_inertia, {"torque": torque})
-    return _k.angular_acceleration_gu(ea["torque"], wa, qa, Ja)
+    return _inertia.angular_acceleration_gu(ea["torque"], wa, qa, Ja)
 
 
 def principal_axes(I: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -369,13 +370,13 @@ def step(
         tau = np.zeros((int(np.prod(batch)), 3), dtype=dtype)
     else:
         tau = _flat(ea["torque"], batch, 3)
-    Lb = _k.body_momentum_gu(qa, wa, Ja)
+    Lb = _inertia.body_momentum_gu(qa, wa, Ja)
     qf, Lf, Jf = (_flat(a, batch, a.shape[-1]).astype(np.float64) for a in (qa, Lb, Ja))
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
     loop = _k.step_parallel if use_parallel(qf.shape[0]) else _k.step_serial
     loop(info.kernel, qf, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
-    w1 = _k.world_omega_gu(q1, L1, Jf)
+    w1 = _inertia.world_omega_gu(q1, L1, Jf)
     _check_step(info.name, q1, w1, Lf, batch, tq is not None or callable(torque))
     return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
 
@@ -422,7 +423,7 @@ def _free_omega(qa: np.ndarray, wa: np.ndarray, Ja: np.ndarray) -> np.ndarray:
     """``omega`` without its body component on locked axes (what the other methods use)."""
     if np.all(Ja > 0):
         return wa
-    return _k.world_omega_gu(qa, _k.body_momentum_gu(qa, wa, Ja), Ja)
+    return _inertia.world_omega_gu(qa, _inertia.body_momentum_gu(qa, wa, Ja), Ja)
 
 
 def _n_records(steps: int, every: int) -> int:
@@ -517,7 +518,7 @@ def simulate(
     # Read-only in the kernels (the torque loop steps into new arrays): no copies needed.
     qf = _flat(qa, batch, 4).astype(np.float64, copy=False)
     Jf = _flat(Ja, batch, 3).astype(np.float64, copy=False)
-    Lf = _flat(_k.body_momentum_gu(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
+    Lf = _flat(_inertia.body_momentum_gu(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
     n = qf.shape[0]
     # The kernels are compiled for float64 only (one compilation); float32 is rounded at the end.
     out_q = np.empty((n_rec, n, 4))
@@ -534,13 +535,13 @@ def simulate(
         r = 1
         for s in range(1, n_steps + 1):
             q_now = qc.astype(dtype).reshape((*batch, 4))
-            w_now = _k.world_omega_gu(qc, Lf, Jf).astype(dtype).reshape((*batch, 3))
+            w_now = _inertia.world_omega_gu(qc, Lf, Jf).astype(dtype).reshape((*batch, 3))
             tau = _torque_now(torque, (s - 1) * dts, q_now, w_now, batch, dtype)
             q1 = np.empty_like(qc)
             L1 = np.empty_like(Lf)
             step_loop(mid, qc, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
             if s == 1:
-                _check_step(info.name, q1, _k.world_omega_gu(q1, L1, Jf), Lf, batch, True)
+                _check_step(info.name, q1, _inertia.world_omega_gu(q1, L1, Jf), Lf, batch, True)
             qc, Lf = q1, L1
             if s % n_every == 0 or s == n_steps:
                 record(qc, Lf, Jf, r, out_q, *out, out_e)
@@ -601,12 +602,12 @@ def _simulate_exact(
     qx = np.broadcast_to(np.asarray(qr, dtype=np.float64), (*shape, 4))
     wx = np.broadcast_to(np.asarray(wr, dtype=np.float64), (*shape, 3))
     Jx = np.broadcast_to(Ja, (*batch, 3)).astype(np.float64)
-    Lb = _k.body_momentum_gu(qx, wx, Jx)
+    Lb = _inertia.body_momentum_gu(qx, wx, Jx)
     return Trajectory(
         t=t,
         q=qx.astype(dtype),
         omega=wx.astype(dtype),
-        L=_k.angular_momentum_gu(qx, wx, Jx).astype(dtype),
+        L=_inertia.angular_momentum_gu(qx, wx, Jx).astype(dtype),
         L_body=Lb.astype(dtype),
-        energy=_k.energy_gu(qx, wx, Jx).astype(dtype),
+        energy=_inertia.energy_gu(qx, wx, Jx).astype(dtype),
     )
