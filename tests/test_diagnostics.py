@@ -390,3 +390,27 @@ def test_score_rejects_bad_input() -> None:
     s = diagnostics.score((t, bad, w), J)
     assert s.diverged_at == t[-1]
     assert s.attitude_error_max <= 1e-13
+
+
+def test_one_run_scored_against_a_batch_of_inertias_aligns_batch_not_records():
+    """Regression: an ``(n, 4)`` run with ``inv_inertia`` of shape ``(n, 3)`` once broadcast
+    the record axis against the batch and gave wrong numbers silently."""
+    q0 = rotation.random_quat(1, rng=1)[0]
+    J3 = np.array([[0.5, 1.0, 1.5], [1.0, 0.6, 0.35], [0.8, 0.9, 1.0]])
+    tr = rigid.simulate(q0, [0.3, -0.8, 0.5], [0.5, 1.0, 1.5], 0.1, 2, "explicit")
+    assert tr.t.shape == (3,)  # as many records as bodies: the case that went wrong
+    per_body = np.stack([diagnostics.energy(tr, J) for J in J3], axis=-1)
+    np.testing.assert_array_equal(diagnostics.energy(tr, J3), per_body)
+    scores = diagnostics.score(tr, J3)
+    for k, J in enumerate(J3):
+        assert scores.energy_error[k] == diagnostics.score(tr, J).energy_error
+
+
+def test_score_takes_a_reference_tuple_like_a_trajectory():
+    tr = rigid.simulate([1.0, 0, 0, 0], [0.3, -0.8, 0.5], [0.5, 1.0, 1.5], 0.1, 20, "jolt")
+    exact_run = rigid.simulate([1.0, 0, 0, 0], [0.3, -0.8, 0.5], [0.5, 1.0, 1.5], 0.1, 20, "exact")
+    J = [0.5, 1.0, 1.5]
+    as_tuple = diagnostics.score(tr, J, reference=(exact_run.t, exact_run.q, exact_run.omega))
+    as_run = diagnostics.score(tr, J, reference=exact_run)
+    assert as_tuple.attitude_error_max == as_run.attitude_error_max
+    assert as_run.attitude_error_max > 1e-3

@@ -798,6 +798,7 @@ def test_torque_free_from_momentum_ignores_momentum_on_locked_axes():
         (([1.0, 0, 0, 0], [np.nan, 0, 0], [1.0, 1, 1], [1.0]), "L_body0"),
         (([1.0, 0, 0, 0], [1.0, 0, 0], [1.0, -1, 1], [1.0]), "inv_inertia"),
         (([1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 2, 3], [np.inf]), "t"),
+        (([1.0, 0, 0, 0], [1e200, 1e200, 0], [1.0, 2, 3], [0.0]), "L_body0, inv_inertia"),
     ],
 )
 def test_torque_free_from_momentum_rejects_bad_input(args, name):

@@ -61,6 +61,8 @@ BUILDS_ON: dict[str, frozenset[str]] = {
     "compare": frozenset({"figures", "scenarios", "arguments"}),
     "lab": frozenset({"figures", "scenarios"}),
     "sweep": frozenset({"figures", "scenarios", "arguments"}),
+    # the public path of tumble.sweep.plot from before sweeps became a package
+    "sweep_plot": frozenset({"sweep"}),
     "transform": frozenset({"_linalg", "rotation"}),
     "hierarchy": frozenset({"transform", "kinematics", "rotation"}),
     "dual": frozenset(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tumble import rigid
+from tumble import InputError, rigid
 
 FIELDS = ("q", "omega", "L", "L_body", "energy")
 
@@ -63,3 +63,23 @@ def test_take_records_of_one_body_without_batch_axes() -> None:
     head = tr.take(records=slice(2))
     for name in FIELDS:
         np.testing.assert_array_equal(getattr(head, name), getattr(tr, name)[:2], err_msg=name)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"records": 99}, "records"),
+        ({"records": np.True_}, "records"),
+        ({"records": [0.5]}, "records"),
+        ({"bodies": (Ellipsis, 0)}, "bodies"),
+        ({"bodies": (0, 0)}, "bodies"),
+        ({"bodies": 7}, "bodies"),
+        ({"bodies": None, "records": "first"}, "records"),
+    ],
+)
+def test_take_rejects_bad_indices_naming_the_argument(kwargs, name):
+    tr = rigid.simulate(
+        np.tile([1.0, 0, 0, 0], (3, 1)), [0.3, -0.8, 0.5], [0.5, 1.0, 1.5], 0.1, 4, "jolt"
+    )
+    with pytest.raises(InputError, match=f"^{name}: "):
+        tr.take(**kwargs)

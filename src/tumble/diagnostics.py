@@ -138,12 +138,23 @@ def _states(
     return t, {k: a.astype(np.float64) for k, a in arrays.items()}
 
 
+def _to_batch(a: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
+    """``(n, *b, k)`` broadcast to ``(n, *batch, k)``, aligning the batch axes on the right.
+
+    The record axis stays first: plain ``broadcast_to`` would align a batch-free ``(n, k)``
+    array's records with the batch instead.
+    """
+    n, k, inner = a.shape[0], a.shape[-1], a.shape[1:-1]
+    aligned = a.reshape(n, *(1,) * (len(batch) - len(inner)), *inner, k)
+    return np.broadcast_to(aligned, (n, *batch, k))
+
+
 def _leading_finite(arrays: dict[str, np.ndarray], batch: tuple[int, ...]) -> np.ndarray:
     """Per body, the number of leading records where every state array is finite."""
     n = next(iter(arrays.values())).shape[0]
     ok = np.ones((n, *batch), dtype=bool)
     for a in arrays.values():
-        ok &= np.broadcast_to(np.all(np.isfinite(a), axis=-1), (n, *batch))
+        ok &= np.all(np.isfinite(_to_batch(a, batch)), axis=-1)
     return np.where(np.all(ok, axis=0), n, np.argmin(ok, axis=0))
 
 
@@ -170,14 +181,15 @@ def _read(trajectory: TrajectoryLike, inv_inertia: Any, finite_prefix: bool = Fa
         raise InputError("trajectory: the first record is not finite")
     if np.any(n_finite < n):
         valid = (np.arange(n).reshape(n, *(1,) * len(batch)) < n_finite)[..., None]
-        full = {k: np.broadcast_to(a, (n, *batch, a.shape[-1])) for k, a in arrays.items()}
+        full = {k: _to_batch(a, batch) for k, a in arrays.items()}
         arrays = {k: np.where(valid, a, a[:1]) for k, a in full.items()}
-    q = np.broadcast_to(rotation.unit_quat(arrays["trajectory.q"], "trajectory.q"), (n, *batch, 4))
+    q = _to_batch(rotation.unit_quat(arrays["trajectory.q"], "trajectory.q"), batch)
     J = np.broadcast_to(J, (*batch, 3))
     if "trajectory.L_body" in arrays:
-        Lb = np.broadcast_to(arrays["trajectory.L_body"], (n, *batch, 3))
+        Lb = _to_batch(arrays["trajectory.L_body"], batch)
     else:
-        wb = rotation.quat_rotate(rotation.quat_conjugate(q), arrays["trajectory.omega"])
+        omega = _to_batch(arrays["trajectory.omega"], batch)
+        wb = rotation.quat_rotate(rotation.quat_conjugate(q), omega)
         Lb = np.divide(wb, J, out=np.zeros(wb.shape), where=J > 0)
     return _Data(t, q, Lb, J, batch, n_finite)
 
@@ -335,8 +347,8 @@ def k_factor(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -
 def attitude_error(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Rotation angle (radians) between ``q(t)`` and the exact torque-free ``q(t)``.
 
-    The exact solution (:func:`tumble.exact.torque_free`) starts from the first record
-    ``(q(t0), L_b(t0))`` and is evaluated at ``t - t0``; the angle is
+    The exact solution (:func:`tumble.exact.torque_free_from_momentum`) starts from the
+    first record ``(q(t0), L_b(t0))`` and is evaluated at ``t - t0``; the angle is
     :func:`tumble.rotation.rotation_angle` (double-cover aware). Shape ``(n, ...)``.
     Meaningful only for torque-free runs.
     """
@@ -413,9 +425,10 @@ def score(
         Principal inverse moments, broadcast against the batch; required unless the
         trajectory carries them.
     reference : Trajectory or array_like, shape (n, ..., 4), optional
-        Reference attitudes at the records (a Trajectory: its ``q``), batch broadcast
-        against the trajectory's, for example one exact solution shared by many methods.
-        Default: the exact torque-free motion (:func:`tumble.exact.torque_free`) from each
+        Reference attitudes at the records (a Trajectory or a tuple ``(t, q, omega)``: its
+        ``q``), batch broadcast against the trajectory's, for example one exact solution
+        shared by many methods. Default: the exact torque-free motion
+        (:func:`tumble.exact.torque_free_from_momentum`) from each
         body's first record ``(q_0, L_b,0)``, at ``t - t_0``.
     attitude : {"all", "end"}, optional
         ``"end"`` compares only the last finite record (``attitude_error_max`` is then
@@ -465,7 +478,7 @@ def _score(d: _Data, trajectory: TrajectoryLike, reference: object, mode: str) -
         # The trajectory's own q rather than the normalised d.q: rotation_angle is scale
         # invariant, and these are the numbers scenarios.score has always given.
         raw = as_float_array(_fields(trajectory, d.J)[1], "trajectory.q", (4,), finite=False)
-        q = np.broadcast_to(raw, d.q.shape)
+        q = _to_batch(raw, d.batch)
     if mode == "all":
         if reference is None:
             q_ref = _exact_q(d, d.t - d.t[0])
@@ -494,7 +507,10 @@ def _score(d: _Data, trajectory: TrajectoryLike, reference: object, mode: str) -
 
 
 def _reference(reference: object, n: int, batch: tuple[int, ...]) -> np.ndarray:
-    """Reference attitudes ``(n, *batch, 4)`` from a Trajectory or quaternions."""
+    """Reference attitudes ``(n, *batch, 4)`` from a Trajectory, a ``(t, q, omega)`` tuple
+    or quaternions."""
+    if isinstance(reference, tuple) and len(reference) == 3:
+        reference = reference[1]
     q = as_float_array(getattr(reference, "q", reference), "reference", (4,), finite=False)
     rb = q.shape[1:-1]
     if q.ndim < 2 or q.shape[0] != n or len(rb) > len(batch):

@@ -691,6 +691,13 @@ def torque_free_from_momentum(
     qf = np.ascontiguousarray(np.broadcast_to(q, (*batch, 4))).reshape(nb, 4)
     Jf = np.ascontiguousarray(np.broadcast_to(J, (*batch, 3))).reshape(nb, 3)
     Lf = np.where(Jf > 0, np.broadcast_to(Lb, (*batch, 3)).reshape(nb, 3), 0.0)
+    with np.errstate(over="ignore"):
+        rate = np.max(Jf, axis=-1) * np.sqrt(np.sum(Lf * Lf, axis=-1))
+    if not np.all(np.isfinite(rate)):
+        raise InputError(
+            "L_body0, inv_inertia: |L|² and the largest rate J_max |L| must be finite in "
+            "float64 (expected |L_body0| well below 1e150)"
+        )
     tt = _times(t)
     _check_phase(Lf, Jf, tt)
     qt, wt, _ = _solve(qf, rotation.quat_rotate(qf, Jf * Lf), Lf, Jf, tt.ravel())

@@ -58,7 +58,10 @@ __all__ = ["DistinctPairs", "Pair", "PairRef", "Pairs", "distinct_pairs", "pairs
 SAMPLE = 64
 #: Pairs per NumPy block: the index and value temporaries stay near 1.5 MB.
 BLOCK = 1 << 15
-#: Below this many pairs, starting threads costs more than it saves.
+#: Below this many pairs, starting threads costs more than it saves. Reductions run on
+#: Python threads over GIL-free compiled chunks (not numba's ``prange``), whose start-up and
+#: per-chunk cost is far above a ``prange`` loop's: hence a threshold of its own, 50x
+#: ``tumble._kernels.dispatch.PARALLEL_MIN_SIZE``.
 MIN_PARALLEL = 1 << 20
 #: Chunks per worker, so that one core slowed by other load does not hold up the rest.
 CHUNKS_PER_WORKER = 4
@@ -190,9 +193,11 @@ def _check_callable(f: object, name: str) -> None:
         raise InputError(f"{name}: expected a callable, got {describe(f)}")
 
 
-def _workers(workers: int | None) -> int:
+def _workers(workers: int | None, size: int) -> int:
+    """Threads for a reduction over ``size`` pairs: one below :data:`MIN_PARALLEL`, where
+    asking numba for its thread count would start its thread pool for nothing."""
     if workers is None:
-        return int(numba.get_num_threads())
+        return int(numba.get_num_threads()) if size >= MIN_PARALLEL else 1
     return as_int(workers, "workers", minimum=1)
 
 
@@ -596,7 +601,7 @@ class _PairView:
         """
         _check_callable(pred, "pred")
         path = as_choice(path, "path", ("auto", *_COUNT_PATHS))
-        nworkers = _workers(workers)
+        nworkers = _workers(workers, self._size)
         if self._size == 0:
             self.last_path = "python" if path == "auto" else path
             return 0
@@ -670,7 +675,7 @@ class _PairView:
         if combine is not None:
             _check_callable(combine, "combine")
         path = as_choice(path, "path", ("auto", *_REDUCE_PATHS))
-        nworkers = _workers(workers)
+        nworkers = _workers(workers, self._size)
         if self._size == 0:
             self.last_path = "python" if path == "auto" else path
             return initial

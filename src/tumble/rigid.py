@@ -74,9 +74,9 @@ ORDERS: dict[str, float] = {info.name: info.order for info in REGISTRY}
 class DivergenceWarning(TumbleWarning):
     """:func:`simulate` produced non-finite records: the method diverged.
 
-    Some methods genuinely blow up (``explicit`` after ``O(1/dt²)`` steps, see the module
-    table); the records are kept, NaN or infinite from the first diverged one on, and the
-    message gives that record and its time. Callers that expect and detect a blow-up
+    Some methods genuinely blow up (``explicit`` after ``O(1/dt²)`` steps, see
+    ``docs/integrators.md``); the records are kept, NaN or infinite from the first diverged
+    one on, and the message gives that record and its time. Callers that expect and detect a blow-up
     pass ``on_divergence="ignore"``.
     """
 
@@ -321,7 +321,7 @@ def step(
     dt : float
         Time step (negative runs backwards).
     method : str
-        One of :data:`METHODS` (table in the module docstring).
+        One of :data:`METHODS` (see :func:`method_info` and ``docs/integrators.md``).
     torque : None, array_like of shape (..., 3), or callable, optional
         World torque held constant over the step; a callable is called as
         ``torque(0.0, q, omega)``. Not allowed with ``"exact"``.

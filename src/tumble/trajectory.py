@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from tumble._errors import InputError
+
 __all__ = ["Trajectory"]
 
 
@@ -61,15 +63,31 @@ class Trajectory:
             ``t`` of shape ``(n_taken,)``, ``q`` of shape ``(n_taken, *batch_taken, 4)``
             and so on; views where NumPy indexing gives views.
         """
-        if not isinstance(records, slice) and np.ndim(records) == 0:
-            records = [operator.index(records)]
-        if bodies is None:
-            bodies = ()
-        index = (slice(None), *(bodies if isinstance(bodies, tuple) else (bodies,)))
-        return Trajectory(
-            t=self.t[records],
-            **{
+        batch = self.energy.shape[1:]
+        parts = () if bodies is None else bodies if isinstance(bodies, tuple) else (bodies,)
+        used = sum(np.ndim(p) if np.asarray(p).dtype == bool else 1 for p in parts)
+        if used > len(batch) or any(p is Ellipsis or p is None for p in parts):
+            raise InputError(
+                f"bodies: expected indices (ints, slices, integer or boolean arrays) for at "
+                f"most the {len(batch)} batch axes of shape {batch}, got {bodies!r}"
+            )
+        try:
+            if not isinstance(records, slice) and np.ndim(records) == 0:
+                records = [operator.index(records)]
+            t = self.t[records]
+        except (IndexError, TypeError) as exc:
+            raise InputError(
+                f"records: expected a slice, an int, an integer array or a boolean mask "
+                f"over {self.t.shape[0]} records, got {records!r} ({exc})"
+            ) from None
+        index = (slice(None), *parts)
+        try:
+            arrays = {
                 name: getattr(self, name)[records][index]
                 for name in ("q", "omega", "L", "L_body", "energy")
-            },
-        )
+            }
+        except (IndexError, TypeError) as exc:
+            raise InputError(
+                f"bodies: expected indices within the batch shape {batch}, got {bodies!r} ({exc})"
+            ) from None
+        return Trajectory(t=t, **arrays)

@@ -70,3 +70,11 @@ def test_heat_map_cells_reduce_the_other_axes(small_sweep):
             assert grids[("energy_error", "jolt")][i, j] == max(cell)
     with pytest.raises(InputError, match=r"^y:"):
         sweep_plot.heat_maps(table, "energy", "energy", ["energy_error"])
+
+
+def test_the_old_public_path_serves_the_same_functions():
+    from tumble import sweep_plot as old_path
+
+    assert old_path.__all__ == sweep_plot.__all__
+    for name in sweep_plot.__all__:
+        assert getattr(old_path, name) is getattr(sweep_plot, name)

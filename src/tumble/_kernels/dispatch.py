@@ -44,7 +44,7 @@ from tumble._kernels import njit
 #: thread); below it, thread start-up costs more than it saves.
 PARALLEL_MIN_SIZE = 20_000
 
-_workqueue_lock = threading.Lock()
+_workqueue_lock = threading.RLock()
 _layer: str | None = None
 
 
@@ -69,7 +69,7 @@ def single_thread() -> Iterator[None]:
     ``set_num_threads`` is per calling thread, so concurrent callers do not interfere. The
     ``workqueue`` threading layer (numba's fallback when neither OpenMP nor TBB is
     available) must not be entered from two threads at once: with it, or before the layer
-    is known, callers take turns.
+    is known, callers take turns (a re-entrant lock, so blocks may nest).
     """
     old = numba.get_num_threads()
     numba.set_num_threads(1)

@@ -9,7 +9,7 @@ velocity-form method and a momentum-form method share one loop.
 
 Inverse moments ``J`` may be zero (an axis held by a constraint). ``I`` is then the
 pseudo-inverse (``I_i = 0`` where ``J_i = 0``) and every step starts by clearing the
-momentum on such axes (:func:`_constrain`), which is what a step from ``(q, omega)``
+momentum on such axes (:func:`constrain`), which is what a step from ``(q, omega)``
 does; so ``step`` repeated and ``simulate`` agree in that case too.
 
 Loops (``simulate_*``, ``step_*``, ``record_*``) are compiled per array dtype, but they widen
