@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from oracles import angle
+from oracles import angle, matrix
 from tumble import rigid
 from tumble._kernels import rigid as kr
 from tumble.rigid import DivergenceWarning
@@ -24,10 +24,6 @@ RUN_RTOL = 1e-11
 J_ASYM = np.array([1.0, 0.6, 0.35])
 L_ASYM = np.array([0.5, -0.8, 0.6])
 Q_GEN = np.array([0.9, 0.1, -0.3, 0.2]) / np.linalg.norm([0.9, 0.1, -0.3, 0.2])
-
-
-def matrix(q: np.ndarray) -> np.ndarray:
-    return Rotation.from_quat(q, scalar_first=True).as_matrix()
 
 
 def run(method: str, J, L_b, dt: float, steps: int, q0=Q_GEN, every: int = 1, torque=None):

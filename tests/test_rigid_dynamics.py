@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from oracles import rigid_reference
+from oracles import matrix, rigid_reference
 from tumble import InputError, rigid
 
 # Round-off budget of a few rotations and products in float64.
@@ -21,17 +21,9 @@ def random_state(rng: np.random.Generator, shape=(7,)):
     return q, w, J
 
 
-def matrices(q: np.ndarray) -> np.ndarray:
-    return (
-        Rotation.from_quat(q.reshape(-1, 4), scalar_first=True)
-        .as_matrix()
-        .reshape((*q.shape[:-1], 3, 3))
-    )
-
-
 def test_world_inverse_inertia_matches_R_J_RT(rng: np.random.Generator) -> None:
     q, _, J = random_state(rng, (4, 3))
-    R = matrices(q)
+    R = matrix(q)
     expected = R @ (J[..., :, None] * np.swapaxes(R, -1, -2))
     got = rigid.world_inverse_inertia(q, J)
     assert got.shape == (4, 3, 3, 3)
@@ -41,7 +33,7 @@ def test_world_inverse_inertia_matches_R_J_RT(rng: np.random.Generator) -> None:
 def test_momentum_energy_and_acceleration_match_matrix_formulas(rng) -> None:
     q, w, J = random_state(rng)
     tau = rng.normal(size=(7, 3))
-    R = matrices(q)
+    R = matrix(q)
     Iw = R @ ((1 / J)[..., :, None] * np.swapaxes(R, -1, -2))
     Jw = R @ (J[..., :, None] * np.swapaxes(R, -1, -2))
     L = np.einsum("nij,nj->ni", Iw, w)
@@ -63,7 +55,7 @@ def test_angular_acceleration_matches_finite_difference_of_exact_motion() -> Non
     q0 = np.array([0.9, 0.1, -0.3, 0.2]) / np.linalg.norm([0.9, 0.1, -0.3, 0.2])
 
     def omega_of(y):
-        R = matrices(y[:4] / np.linalg.norm(y[:4]))
+        R = matrix(y[:4] / np.linalg.norm(y[:4]))
         return R @ (J * (R.T @ y[4:]))
 
     t0, d = 0.7, 1e-3
@@ -75,7 +67,7 @@ def test_angular_acceleration_matches_finite_difference_of_exact_motion() -> Non
     # Central difference error ~ d² |omega'''| / 6 ~ 1e-7; the ODE is good to ~1e-12.
     np.testing.assert_allclose(got, fd, rtol=0, atol=1e-6)
     # The gyroscopic term matters here: dropping it (alpha = J_w tau) misses by far more.
-    R = matrices(y[:4] / np.linalg.norm(y[:4]))
+    R = matrix(y[:4] / np.linalg.norm(y[:4]))
     assert np.linalg.norm(R @ (J * (R.T @ tau)) - fd) > 0.05
 
 

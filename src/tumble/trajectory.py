@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
 
 __all__ = ["Trajectory"]
+
+_Index = slice | SupportsIndex | ArrayLike
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,15 @@ class Trajectory:
     L_body: np.ndarray
     energy: np.ndarray
 
-    def take(self, records: Any = slice(None), bodies: Any = None) -> Trajectory:
+    def take(
+        self,
+        records: _Index = slice(None),
+        bodies: slice
+        | SupportsIndex
+        | ArrayLike
+        | tuple[slice | SupportsIndex | ArrayLike, ...]
+        | None = None,
+    ) -> Trajectory:
         """The sub-trajectory of some records and some bodies.
 
         ``records`` indexes the record axis: a slice (``slice(n)``: the first ``n``
@@ -64,17 +75,21 @@ class Trajectory:
             and so on; views where NumPy indexing gives views.
         """
         batch = self.energy.shape[1:]
-        parts = () if bodies is None else bodies if isinstance(bodies, tuple) else (bodies,)
-        used = sum(np.ndim(p) if np.asarray(p).dtype == bool else 1 for p in parts)
+        parts: tuple[Any, ...] = (
+            () if bodies is None else bodies if isinstance(bodies, tuple) else (bodies,)
+        )
+        used = sum(int(np.ndim(p)) if np.asarray(p).dtype == bool else 1 for p in parts)
         if used > len(batch) or any(p is Ellipsis or p is None for p in parts):
             raise InputError(
                 f"bodies: expected indices (ints, slices, integer or boolean arrays) for at "
                 f"most the {len(batch)} batch axes of shape {batch}, got {bodies!r}"
             )
         try:
-            if not isinstance(records, slice) and np.ndim(records) == 0:
-                records = [operator.index(records)]
-            t = self.t[records]
+            # NumPy's own index forms, checked by NumPy below (its errors become ours).
+            rows: Any = records
+            if not isinstance(rows, slice) and np.ndim(rows) == 0:
+                rows = [operator.index(rows)]
+            t = self.t[rows]
         except (IndexError, TypeError) as exc:
             raise InputError(
                 f"records: expected a slice, an int, an integer array or a boolean mask "
@@ -83,7 +98,7 @@ class Trajectory:
         index = (slice(None), *parts)
         try:
             arrays = {
-                name: getattr(self, name)[records][index]
+                name: getattr(self, name)[rows][index]
                 for name in ("q", "omega", "L", "L_body", "energy")
             }
         except (IndexError, TypeError) as exc:
