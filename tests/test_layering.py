@@ -56,7 +56,7 @@ BUILDS_ON: dict[str, frozenset[str]] = {
     ),
     "diagnostics": frozenset({"rigid", "exact", "rotation", "trajectory"}),
     "scenarios": frozenset({"diagnostics"}),
-    "figures": frozenset({"scenarios", "diagnostics", "methods", "rigid"}),
+    "figures": frozenset({"diagnostics", "methods", "rigid"}),
     "arguments": frozenset({"scenarios"}),
     "compare": frozenset({"figures", "scenarios", "arguments"}),
     "lab": frozenset({"figures", "scenarios"}),

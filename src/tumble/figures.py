@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from tumble import diagnostics, rigid, scenarios
+from tumble import diagnostics, rigid
 from tumble.trajectory import Trajectory
 
 __all__ = [
@@ -295,7 +295,7 @@ def curve(
     """
     J = np.asarray(inv_inertia, dtype=np.float64)
     n = trajectory.t.shape[0]
-    k = scenarios.finite_prefix(trajectory)
+    k = int(diagnostics.finite_records(trajectory))
     finite = trajectory.take(records=slice(k))
     ref = None if reference is None else reference.take(records=slice(k))
     out = {}

@@ -596,40 +596,20 @@ class Hierarchy:
         """
         order, level_start, _ = self._levels()
         N, dt = self._count, self._dtype
-        out = [
-            np.empty((N, *x.shape[1:]), dt)
-            for x in (self._T, self._R, self._S, self._v, self._a, self._w, self._al)
-        ]
-        gT, gR, gS, gv, ga, gw, gal = out
+        local = (self._T, self._R, self._S, self._v, self._a, self._w, self._al)
+        out = [np.empty((N, *x.shape[1:]), dt) for x in local]
         if not isinstance(parallel, bool | np.bool_):
             raise InputError(f"parallel: expected a bool, got {parallel!r}")
         kernel = _k.globals_parallel if parallel else _k.globals_serial
         if N:
-            kernel(
-                order,
-                level_start,
-                self._parent[:N],
-                self._T[:N],
-                self._R[:N],
-                self._S[:N],
-                self._v[:N],
-                self._a[:N],
-                self._w[:N],
-                self._al[:N],
-                gT,
-                gR,
-                gS,
-                gv,
-                ga,
-                gw,
-                gal,
-            )
+            kernel(order, level_start, self._parent[:N], *(x[:N] for x in local), *out)
         alive = self._alive[:N].copy()
         if order.size < N:
             for x in out:
                 x[~alive] = np.nan
         for x in (*out, alive):
             x.flags.writeable = False
+        gT, gR, gS, gv, ga, gw, gal = out
         return HierarchyGlobals(gT, gR, gS, gv, ga, gw, gal, alive=alive)
 
 
