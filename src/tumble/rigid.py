@@ -395,6 +395,9 @@ def step(
     -----
     The compiled methods compute in float64 and round the result to the input dtype.
     """
+    fast = _step_one(q, omega, inv_inertia, dt, method, torque, t)
+    if fast is not None:
+        return fast
     dts = as_scalar(dt, "dt")
     t0 = as_scalar(t, "t")
     qa, wa, Ja, batch, dtype, model = _torque_inputs(q, omega, inv_inertia, torque)
@@ -428,6 +431,48 @@ def step(
     w1 = _inertia.world_omega_gu(q1, L1, Jf)
     _check_step(info.name, q1, w1, Lf, batch, torque is not None)
     return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
+
+
+#: Kernel id and locked-axis support of each compiled method, for :func:`_step_one`.
+_ONE_BODY = {m.name: (m.kernel, m.locked_axes) for m in REGISTRY if m.kernel is not None}
+
+
+def _is_vector(x: Any, n: int) -> bool:
+    return type(x) is np.ndarray and x.shape == (n,) and x.dtype == np.float64
+
+
+def _step_one(
+    q: Any, omega: Any, inv_inertia: Any, dt: Any, method: Any, torque: Any, t: Any
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`step` of one body in one compiled call, or None to take the validating path.
+
+    Taken for float64 arrays of shapes (4,), (3,), (3,), float ``dt`` and ``t``, a compiled
+    method and no torque or a model shared by all bodies without a custom term. Any input
+    the kernel does not accept as clean goes the long way, which validates and raises.
+    The result is bit for bit the batched path's (a test checks it).
+    """
+    kernel = _ONE_BODY.get(method) if type(method) is str else None
+    if (
+        kernel is None
+        or type(dt) is not float
+        or type(t) is not float
+        or not (_is_vector(q, 4) and _is_vector(omega, 3) and _is_vector(inv_inertia, 3))
+    ):
+        return None
+    if torque is None:
+        args = _NO_TORQUE_ONE
+    elif type(torque) is TorqueModel and not torque.batch and not torque.has_custom:
+        args = torque.kernel_args(())
+    else:
+        return None
+    q1 = np.empty(4)
+    w1 = np.empty(3)
+    if _k.step_one(kernel[0], q, omega, inv_inertia, args, t, dt, kernel[1], q1, w1):
+        return None
+    return q1, w1
+
+
+_NO_TORQUE_ONE = as_model(None).kernel_args(())
 
 
 def _check_step(

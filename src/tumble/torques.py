@@ -82,10 +82,11 @@ class TorqueModel:
     every term is shared by all bodies).
     """
 
-    __slots__ = ("_terms", "batch")
+    __slots__ = ("_scalar_args", "_terms", "batch")
 
     def __init__(self, terms: tuple[_Term, ...]) -> None:
         self._terms = terms
+        self._scalar_args: tuple[np.ndarray, np.ndarray, Any] | None = None
         if sum(term.fn is not None for term in terms) > 1:
             raise InputError(
                 "torque: expected at most one custom term in a model (combine the functions "
@@ -129,6 +130,8 @@ class TorqueModel:
         ``P`` holds each body's parameters as one float64 row (N, W): every term's block
         broadcast to ``batch`` and flattened.
         """
+        if not batch and self._scalar_args is not None:
+            return self._scalar_args
         n = int(np.prod(batch, dtype=np.int64))
         kinds = np.array([t.kind for t in self._terms], dtype=np.int64)
         blocks = [
@@ -137,6 +140,9 @@ class TorqueModel:
         ]
         P = np.ascontiguousarray(np.concatenate(blocks, axis=1) if blocks else np.empty((n, 0)))
         fn = next((t.fn for t in self._terms if t.fn is not None), None)
+        if not batch:
+            # One body's arguments, kept: the single-body step reuses them on every call.
+            self._scalar_args = (kinds, P, fn)
         return kinds, P, fn
 
 

@@ -889,3 +889,41 @@ def step_record_parallel(method, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out,
         n_tau += a
         n_bad += c
     return 2 if n_tau else (1 if n_bad else 0)
+
+
+@njit
+def step_one(method, q, w, J, model, t, h, locked_ok, q_out, w_out):
+    """One step of one body given as ``q`` (4,), world ``w`` (3,), ``J`` (3,) float64 arrays.
+
+    The single-body fast path of :func:`tumble.rigid.step`: the same arithmetic as the
+    batched path (normalise ``q``, ``L_b = I Rᵀ omega``, :func:`advance`, ``omega1 = R1 J
+    L_b1``), bit for bit, without NumPy's per-call overheads. Returns 0 and fills
+    ``q_out``, ``w_out``; or 1 for anything the validating path must see (non-finite or
+    degenerate input, a locked axis the method refuses, a non-finite result), writing
+    nothing meaningful.
+    """
+    total = abs(t) + abs(h)
+    for i in range(3):
+        total += abs(w[i]) + J[i]
+        if not J[i] >= 0.0 or (J[i] == 0.0 and not locked_ok):
+            return 1
+    n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
+    if not (total < math.inf and n2 >= 2.2250738585072014e-308 and n2 < math.inf):
+        return 1
+    s = math.sqrt(n2)
+    qn = (q[0] / s, q[1] / s, q[2] / s, q[3] / s)
+    Jt = (J[0], J[1], J[2])
+    I = pseudo_inverse(Jt)
+    L = mul(I, to_body(qn, (w[0], w[1], w[2])))
+    q1, L1 = advance(method, qn, L, Jt, I, model, 0, t, h)
+    w1 = qrotate(q1, mul(Jt, constrain(L1, Jt)))
+    if not (
+        abs(q1[0]) + abs(q1[1]) + abs(q1[2]) + abs(q1[3]) + abs(w1[0]) + abs(w1[1]) + abs(w1[2])
+        < math.inf
+    ):
+        return 1
+    for i in range(4):
+        q_out[i] = q1[i]
+    for i in range(3):
+        w_out[i] = w1[i]
+    return 0
