@@ -10,6 +10,7 @@ import contextlib
 import ctypes
 import datetime
 import hashlib
+import math
 import os
 import platform
 import re
@@ -50,6 +51,23 @@ def best_time(fn: Callable[[], object], *, min_time: float = 0.2, repeat: int = 
         for _ in range(number):
             fn()
         best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def best_cpu_time(fn: Callable[[], object], repeat: int = 3) -> float:
+    """Best process CPU time of one call of ``fn`` (after a warm-up call).
+
+    Single-threaded contenders are timed by CPU time, not wall time: on this shared
+    machine a run is often descheduled for a large part of its wall time, which CPU time
+    does not count. (Idle numba worker threads would add to it, making tumble look slower,
+    not faster.)
+    """
+    fn()
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
     return best
 
 

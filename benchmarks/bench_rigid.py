@@ -37,13 +37,13 @@ import argparse
 import ctypes
 import functools
 import math
-import time
 from collections.abc import Callable
 
 import numba
 import numpy as np
 
 from _common import (
+    best_cpu_time,
     best_time,
     c_pointer,
     compile_c,
@@ -374,23 +374,6 @@ def outputs(n: int):
         np.empty((2, n, 3)),
         (np.empty((2, n))),
     )
-
-
-def best_cpu_time(fn: Callable[[], object], repeat: int = 3) -> float:
-    """Best process CPU time of one call of ``fn`` (after a warm-up call).
-
-    Single-threaded contenders are timed by CPU time, not wall time: on this shared
-    machine a run is often descheduled for a large part of its wall time, which CPU time
-    does not count. (Idle numba worker threads would add to it, making tumble look slower,
-    not faster.)
-    """
-    fn()
-    best = math.inf
-    for _ in range(repeat):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def tumble_runner(method, q, omega, J, h, steps) -> Callable[[], rigid.Trajectory]:
