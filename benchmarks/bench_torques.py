@@ -313,54 +313,83 @@ def c_runner(lib, method, q, L, h, steps) -> Callable[[], tuple[np.ndarray, np.n
     return run
 
 
-def mujoco_model(k: int, dt: float):
-    """``k`` heavy tops in one MuJoCo model, each a body on a ball joint at its pivot."""
+#: MuJoCo's models of the same tops: the faithful one (ball joints) and, to show what the
+#: alternative costs, free bodies pinned at the pivot by equality ``connect`` constraints,
+#: with MuJoCo's default constraint time constant (0.02 s) and with the stiffest advised one
+#: (two steps).
+MUJOCO_VARIANTS = {
+    "ball": "MuJoCo RK4, ball joints",
+    "connect": "MuJoCo RK4, free + connect (default solref)",
+    "connect-stiff": "MuJoCo RK4, free + connect (solref 2 dt)",
+}
+
+
+def mujoco_model(k: int, dt: float, variant: str = "ball"):
+    """``k`` heavy tops in one MuJoCo model, each a body pivoting at the world origin."""
     import mujoco
 
-    body = (
-        '<body><joint type="ball" damping="0" armature="0"/>'
+    inertial = (
         f'<inertial pos="{" ".join(map(repr, CENTER_OF_MASS))}" mass="{MASS!r}" '
-        f'diaginertia="{" ".join(map(repr, I_COM))}"/></body>'
+        f'diaginertia="{" ".join(map(repr, I_COM))}"/>'
     )
+    if variant == "ball":
+        joint, equality = '<joint type="ball" damping="0" armature="0"/>', ""
+    else:
+        solref = "" if variant == "connect" else f' solref="{2 * dt!r} 1"'
+        joint = "<freejoint/>"
+        connects = "".join(f'<connect body1="t{i}" anchor="0 0 0"{solref}/>' for i in range(k))
+        equality = f"<equality>{connects}</equality>"
+    bodies = "".join(f'<body name="t{i}">{joint}{inertial}</body>' for i in range(k))
     xml = (
         f'<mujoco><size memory="{16 + k // 8}M"/>'
         f'<option timestep="{dt!r}" integrator="RK4" gravity="{" ".join(map(repr, GRAVITY))}">'
         '<flag contact="disable"/></option>'
-        f"<worldbody>{body * k}</worldbody></mujoco>"
+        f"<worldbody>{bodies}</worldbody>{equality}</mujoco>"
     )
     return mujoco.MjModel.from_xml_string(xml)
 
 
-def mujoco_set(model, data, q0: np.ndarray) -> None:
-    """Ball-joint ``qpos`` is the body-to-parent quaternion (scalar first), ``qvel`` the
-    angular velocity in body coordinates: the same state as tumble's."""
+def _mujoco_rows(model, data) -> tuple[np.ndarray, np.ndarray]:
+    """Views (K, 4) of the tops' attitudes in ``qpos`` and (K, 3) of their body-frame
+    angular velocities in ``qvel``: a ball joint's ``qpos`` is the body-to-parent quaternion
+    (scalar first) and its ``qvel`` the angular velocity in body coordinates, the same
+    state as tumble's; a free joint puts the position and world linear velocity first."""
+    k = model.nbody - 1
+    if model.nq == 4 * k:
+        return data.qpos.reshape(k, 4), data.qvel.reshape(k, 3)
+    return data.qpos.reshape(k, 7)[:, 3:], data.qvel.reshape(k, 6)[:, 3:]
+
+
+def mujoco_start(q0: np.ndarray, dt: float, variant: str):
+    """A model of ``len(q0)`` tops and its data at the initial state (pivots at rest)."""
     import mujoco
 
-    mujoco.mj_resetData(model, data)
-    data.qpos[:] = q0.ravel()
-    data.qvel[:] = np.tile([0.0, 0.0, SPIN], q0.shape[0])
-
-
-def mujoco_final(q0: np.ndarray, dt: float, steps: int) -> np.ndarray:
-    """Attitudes (N, 4) of MuJoCo's tops after ``steps`` steps."""
-    import mujoco
-
-    model = mujoco_model(q0.shape[0], dt)
+    model = mujoco_model(q0.shape[0], dt, variant)
     data = mujoco.MjData(model)
-    mujoco_set(model, data, q0)
+    q, w = _mujoco_rows(model, data)
+    q[:] = q0
+    w[:] = (0.0, 0.0, SPIN)
+    return model, data
+
+
+def mujoco_final(q0: np.ndarray, dt: float, steps: int, variant: str) -> tuple[np.ndarray, float]:
+    """Attitudes (N, 4) of MuJoCo's tops after ``steps`` steps, and how far (m) the body
+    origins (the pivots) moved."""
+    import mujoco
+
+    model, data = mujoco_start(q0, dt, variant)
     for _ in range(steps):
         mujoco.mj_step(model, data)
-    return data.qpos.reshape(-1, 4).copy()
+    drift = 0.0 if variant == "ball" else float(np.max(np.abs(data.qpos.reshape(-1, 7)[:, :3])))
+    return _mujoco_rows(model, data)[0].copy(), drift
 
 
-def mujoco_runner(q0: np.ndarray, dt: float, steps: int) -> Callable[[], object]:
+def mujoco_runner(q0: np.ndarray, dt: float, steps: int, variant: str) -> Callable[[], object]:
     """``steps`` steps of the ``len(q0)``-top model in C (``mujoco.rollout``, one thread)."""
     import mujoco
     from mujoco import rollout
 
-    model = mujoco_model(q0.shape[0], dt)
-    data = mujoco.MjData(model)
-    mujoco_set(model, data, q0)
+    model, data = mujoco_start(q0, dt, variant)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     state = np.empty(mujoco.mj_stateSize(model, spec))
     mujoco.mj_getState(model, data, state, spec)
@@ -484,14 +513,17 @@ def callable_path(methods, steps, model, ns) -> str:
     )
 
 
-def mujoco_costs(sizes, budget) -> dict[int, float]:
+def mujoco_costs(sizes, budget) -> dict[tuple[str, int], float]:
     """Part 4's timing: MuJoCo's ns per body-step for ``k`` tops in one model."""
     out = {}
-    for k in sizes:
-        q, _, _ = tops(k)
-        steps = max(4, budget // k)
-        out[k] = per_body_step(mujoco_runner(q, TIMING_DT, steps), k, steps) * 1e9
-        print(f"MuJoCo K = {k:,}: {out[k]:.0f} ns per body-step", flush=True)
+    for variant in MUJOCO_VARIANTS:
+        for k in sizes:
+            q, _, _ = tops(k)
+            # The constrained variants cost ~10x more per body-step: fewer steps.
+            steps = max(4, budget // k // (1 if variant == "ball" else 10))
+            t = per_body_step(mujoco_runner(q, TIMING_DT, steps, variant), k, steps) * 1e9
+            out[(variant, k)] = t
+            print(f"{MUJOCO_VARIANTS[variant]}, K = {k:,}: {t:.0f} ns per body-step", flush=True)
     return out
 
 
@@ -499,7 +531,7 @@ def equal_error(methods, errors, ns, mj_ns: float) -> str:
     """Each tumble method's cost per simulated second at MuJoCo's error at the finest dt,
     from its error at the two ends of ``DTS`` (measured order ``p``, ``err ∝ dt^p``)."""
     dt1, dt2 = DTS[0], DTS[-1]
-    target = errors[("MuJoCo", dt2)]
+    target = errors[("ball", dt2)]
     parts = []
     for m in methods:
         e1, e2 = errors[(m, dt1)], errors[(m, dt2)]
@@ -527,12 +559,16 @@ def accuracy(methods, model, lib, ns, cost_n, mj_ns) -> str:
     qa, wa, La = tops(ACCURACY_TOPS)
     theirs = torques.reference(qa[0], wa[0], INV_INERTIA, model, [T_FINAL])[0][-1]
     vs_tumble = float(rotation.rotation_angle(q_ref, theirs))
-    mj_k = COST_N if COST_N in mj_ns else max(mj_ns, default=0)
+    mj_sizes = sorted({k for _, k in mj_ns})
+    mj_k = COST_N if COST_N in mj_sizes else max(mj_sizes, default=0)
+    mj_cost = mj_ns.get(("ball", mj_k), math.nan)
 
     def cost(t_ns: float) -> list[str]:
-        if not mj_ns or math.isnan(t_ns):
-            return [f"{t_ns:.0f}" if not math.isnan(t_ns) else "", ""]
-        return [f"{t_ns:.0f}", f"{mj_ns[mj_k] / t_ns:.1f}"]
+        ratio = mj_cost / t_ns
+        return [
+            "" if math.isnan(t_ns) else f"{t_ns:.0f}",
+            "" if math.isnan(ratio) else f"{ratio:.2g}",
+        ]
 
     rows: list[list[str]] = []
     errors: dict[tuple[str, float], float] = {}
@@ -551,23 +587,34 @@ def accuracy(methods, model, lib, ns, cost_n, mj_ns) -> str:
                 cq, cL = c_runner(lib, m, qa, La, dt, steps)()
                 check_agreement(f"C {m}", cq, cL, tr, steps)
                 rows.append([f"C `{m}`", f"{dt:g}", f"{attitude_error(cq, q_ref):.2e}", "", ""])
-        if mj_ns:
-            err = errors[("MuJoCo", dt)] = attitude_error(mujoco_final(qa, dt, steps), q_ref)
-            rows.append(["MuJoCo RK4, ball joints", f"{dt:g}", f"{err:.2e}", *cost(mj_ns[mj_k])])
+        for variant, label in MUJOCO_VARIANTS.items() if mj_ns else ():
+            q_mj, drift = mujoco_final(qa, dt, steps, variant)
+            err = errors[(variant, dt)] = attitude_error(q_mj, q_ref)
+            moved = f", pivots moved {drift:.1e} m" if drift else ""
+            rows.append(
+                [label + moved, f"{dt:g}", f"{err:.2e}", *cost(mj_ns[(variant, mj_k)])]
+            )  # fmt: skip
         for row in rows[first:]:
             print(" | ".join(row), flush=True)
-    mj_line = (
-        equal_error(
-            methods, errors, {m: ns.get((m, cost_n), math.nan) for m in methods}, mj_ns[mj_k]
+    if mj_ns:
+        at_n1 = ", ".join(f"`{m}` {ns[(m, 1)]:.0f}" for m in methods if (m, 1) in ns)
+        mj_text = (
+            equal_error(methods, errors, {m: ns.get((m, cost_n), math.nan) for m in methods},
+                        mj_cost)
+            + "\n\nMuJoCo ns per body-step (K tops in one model, one thread): "
+            + "; ".join(
+                f"{label}: "
+                + ", ".join(f"K = {k:,}: {mj_ns[(v, k)]:.0f}" for k in mj_sizes)
+                for v, label in MUJOCO_VARIANTS.items()
+            )
+            + f". tumble with gravity at N = 1: {at_n1}."
+        )  # fmt: skip
+        cost_text = (
+            f", MuJoCo at K = {mj_k:,} tops in one model; `MuJoCo / this`: MuJoCo's (ball "
+            "joints) cost per body-step over this row's."
         )
-        + "\n\nMuJoCo ns per body-step (K tops in one model, one thread): "
-        + ", ".join(f"K = {k:,}: {t:.0f}" for k, t in mj_ns.items())
-        + "; tumble with gravity at N = 1: "
-        + ", ".join(f"`{m}` {ns[(m, 1)]:.0f}" for m in methods if (m, 1) in ns)
-        + "."
-        if mj_ns
-        else "MuJoCo: SKIPPED (not installed)."
-    )
+    else:
+        mj_text, cost_text = "MuJoCo: SKIPPED (not installed).", "."
     header = ["contender", "dt", "attitude error (rad)", "ns per body-step", "MuJoCo / this"]
     return (
         "### Accuracy and cost against MuJoCo\n\n"
@@ -576,16 +623,10 @@ def accuracy(methods, model, lib, ns, cost_n, mj_ns) -> str:
         f"{ODE_RTOL:g}, Euler's equations in the body frame with the gravity torque; it moves "
         f"by {spread:.1e} rad from rtol {ODE_RTOL * 10:g}, and `tumble.torques.reference` "
         f"is {vs_tumble:.1e} rad from it). ns per body-step from the runs above: tumble with "
-        f"gravity at N = {cost_n:,}"
-        + (
-            f", MuJoCo at K = {mj_k:,} tops in one model; `MuJoCo / this`: how many times "
-            "MuJoCo's cost per body-step.\n\n"
-            if mj_ns
-            else ".\n\n"
-        )
+        f"gravity at N = {cost_n:,}{cost_text}\n\n"
         + markdown_table(header, rows)
         + "\n\n"
-        + mj_line
+        + mj_text
     )
 
 
