@@ -126,6 +126,54 @@ def np_qmul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     )
 
 
+C_QUATERNIONS = r"""
+#include <math.h>
+
+typedef struct { double x, y, z; } v3;
+typedef struct { double w, x, y, z; } qt;
+
+static inline v3 cross(v3 a, v3 b) {
+    v3 r = {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+    return r;
+}
+static inline double dot(v3 a, v3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static inline v3 add(v3 a, v3 b) { v3 r = {a.x + b.x, a.y + b.y, a.z + b.z}; return r; }
+static inline v3 mul(v3 a, v3 b) { v3 r = {a.x * b.x, a.y * b.y, a.z * b.z}; return r; }
+static inline v3 scale(v3 a, double s) { v3 r = {a.x * s, a.y * s, a.z * s}; return r; }
+static inline v3 axpy(v3 a, double s, v3 b) {
+    v3 r = {a.x + s * b.x, a.y + s * b.y, a.z + s * b.z};
+    return r;
+}
+static inline qt qmul(qt p, qt q) {
+    qt r = {p.w * q.w - p.x * q.x - p.y * q.y - p.z * q.z,
+            p.w * q.x + p.x * q.w + p.y * q.z - p.z * q.y,
+            p.w * q.y - p.x * q.z + p.y * q.w + p.z * q.x,
+            p.w * q.z + p.x * q.y - p.y * q.x + p.z * q.w};
+    return r;
+}
+static inline qt qconj(qt q) { qt r = {q.w, -q.x, -q.y, -q.z}; return r; }
+static inline qt qnormalize(qt q) {
+    double inv = 1.0 / sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    qt r = {q.w * inv, q.x * inv, q.y * inv, q.z * inv};
+    return r;
+}
+static inline qt q_axpy(qt a, double s, qt b) {
+    qt r = {a.w + s * b.w, a.x + s * b.x, a.y + s * b.y, a.z + s * b.z};
+    return r;
+}
+static inline v3 qrotate(qt q, v3 v) {
+    v3 u = {q.x, q.y, q.z};
+    v3 c = cross(u, v);
+    v3 t = {2.0 * c.x, 2.0 * c.y, 2.0 * c.z};
+    v3 d = cross(u, t);
+    v3 r = {v.x + q.w * t.x + d.x, v.y + q.w * t.y + d.y, v.z + q.w * t.z + d.z};
+    return r;
+}
+"""
+"""The C references' vectors and quaternions (scalar first), written as tumble's kernels
+write them (``tumble._kernels.rotation``), so that a C twin of a kernel rounds alike."""
+
+
 def c_compiler() -> str | None:
     """Path of the system C compiler, or None (callers then skip the C column with a note)."""
     return shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
