@@ -28,10 +28,11 @@ Contenders, measured in the same run, one thread each (process CPU time, best of
    model gives ``I_COM`` at ``pos = c``; MuJoCo's composite rigid body then has exactly
    ``I_PIVOT`` about the joint), ``integrator="RK4"``, gravity on, no contacts, zero damping
    and armature. A ball joint is the faithful model: the same three rotational degrees of
-   freedom with the pivot held exactly, in MuJoCo's generalised coordinates. (A free body
-   pinned by an equality ``connect`` constraint would add three translational degrees of
-   freedom held by MuJoCo's soft constraint, whose compliance changes the dynamics.) Steps
-   run in C through ``mujoco.rollout`` (one thread).
+   freedom with the pivot held exactly, in MuJoCo's generalised coordinates. Free bodies
+   pinned at the pivot by equality ``connect`` constraints are run too, to measure the
+   alternative: three more degrees of freedom per top held by MuJoCo's soft constraint,
+   whose compliance lets the pivot move and changes the dynamics. Steps run in C through
+   ``mujoco.rollout`` (one thread).
 
 Accuracy: every contender's largest attitude error at ``T_FINAL`` against a tight ODE
 reference (SciPy ``solve_ivp``, DOP853, rtol 1e-13, on Euler's equations with the gravity
