@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import math
+import os
 import time
 from collections.abc import Callable
 
@@ -433,6 +434,7 @@ def throughput(
             c_cells = ["", "", "", "", ""]
             if t_c_list:
                 t_c, t_c_free = t_c_list
+                ns[(f"C {m}", n)] = t_c * 1e9
                 c_cells = [f"{t_c_free * 1e9:.1f}", f"{t_c * 1e9:.1f}", f"{t_c / t_c_free:.2f}",
                            f"{t_grav / t_c:.2f}", f"{diff:.0e}"]  # fmt: skip
             rows.append(
@@ -570,7 +572,15 @@ def accuracy(methods, model, lib, ns, cost_n, mj_ns) -> str:
             if lib is not None and m in C_METHODS:
                 cq, cL = c_runner(lib, m, qa, La, dt, steps)()
                 check_agreement(f"C {m}", cq, cL, tr, steps)
-                rows.append([f"C `{m}`", f"{dt:g}", f"{attitude_error(cq, q_ref):.2e}", "", ""])
+                err = attitude_error(cq, q_ref)
+                rows.append(
+                    [
+                        f"C `{m}`",
+                        f"{dt:g}",
+                        f"{err:.2e}",
+                        *cost(ns.get((f"C {m}", cost_n), math.nan)),
+                    ]
+                )
         for variant, label in MUJOCO_VARIANTS.items() if mj_ns else ():
             q_mj, drift = mujoco_final(qa, dt, steps, variant)
             err = errors[(variant, dt)] = attitude_error(q_mj, q_ref)
@@ -649,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     for line in notes:
         print(line, flush=True)
+    load_start = os.getloadavg()[0]
     model = gravity_model()
     lib_free = None if lib is None else compile_c(C_SOURCE, (*C_FLAGS, "-DNO_TORQUE"))
     part1, ns = throughput(methods, args.sizes, budget, model, lib, lib_free)
@@ -663,9 +674,11 @@ def main(argv: list[str] | None = None) -> int:
         "precession ~0.2 rad/s); see `benchmarks/bench_torques.py` for every contender.\n\n"
         + "".join(f"**{line}**\n\n" for line in notes)
         + "\n\n".join([part1, part2, part4])
-        + "\n\nThe machine was shared with other engineers' test runs while this ran: "
-        "single-thread CPU times vary by ~20 % between runs; the ratios, measured in the "
-        "same run one row at a time, are steadier than the absolute numbers."
+        + "\n\nThe machine was shared with other engineers' test runs while this ran (load "
+        f"average {load_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the end, on "
+        f"{os.cpu_count()} cores): single-thread CPU times vary by ~20 % between runs; the "
+        "ratios, measured in the same run one row at a time, are steadier than the absolute "
+        "numbers."
     )
     print(body)
     if not args.no_write:
