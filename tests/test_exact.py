@@ -16,14 +16,13 @@ import numpy as np
 import pytest
 from hypothesis import given
 from scipy.integrate import solve_ivp
-from scipy.special import ellipj, ellipk
+from scipy.special import ellipj, ellipk, elliprf, elliprj
 
 import strategies
 from tumble import InputError, rotation
+from tumble._kernels import exact as kernels
 from tumble.exact import (
     EQUAL_RTOL,
-    _jacobi_reduced,
-    _pi_minus_u,
     body_period,
     torque_free,
     torque_free_from_momentum,
@@ -39,6 +38,11 @@ L_TOL = 1e-12
 CONS_TOL = 1e-13
 #: Elliptic functions against SciPy / Landen oracles: a few ulps of their O(1) values.
 ELLIPJ_TOL = 4e-15
+#: Relative accuracy of dn and of Π - u from the theta series over |u| <= K (K up to 117
+#: at 1 - m = 1e-100): one rounding of u (an ulp of K) moves them by up to ~2e-14.
+SERIES_RTOL = 5e-14
+#: Carlson's integrals against SciPy's: a few roundings each.
+CARLSON_RTOL = 2e-15
 
 ODE_RTOL = 1e-13
 ODE_ATOL = 1e-15
@@ -562,7 +566,40 @@ def test_time_reversal() -> None:
 
 
 # --------------------------------------------------------------------------------------
-# the elliptic functions near m = 1 (private, but the heart of the separatrix numerics)
+# the compiled special functions (tumble._kernels.exact; the heart of the separatrix numerics)
+
+
+def _series(u: Any, m: float, m1: float, n: float = -0.5) -> tuple[np.ndarray, ...]:
+    """``sn, cn, dn`` and ``V(u) = Π(n; am u|m) - u`` of the kernel's theta series, for
+    ``|u| <= K``; ``K``, ``K'`` and ``Π(n|m) - K`` from SciPy's Carlson integrals."""
+    K = float(elliprf(0.0, m1, 1.0))
+    Kp = float(elliprf(0.0, m, 1.0))
+    Vc = n / 3.0 * float(elliprj(0.0, m1, 1.0, 1.0 - n))
+    th = kernels.theta_constants(m, m1, n, K, Kp, Vc, False)
+    out = np.array([kernels.series(th, float(v)) for v in np.atleast_1d(u)])
+    V = th.v_lin * np.atleast_1d(u) + th.v_arg * out[:, 3]
+    return out[:, 0], out[:, 1], out[:, 2], V
+
+
+def test_carlson_integrals_match_scipy() -> None:
+    """R_F and R_J by duplication against SciPy's, including the arguments the flow uses
+    near the separatrix (one argument down to the floor 1e-100) and zero arguments."""
+    rng = np.random.default_rng(30)
+    x, y, z = rng.uniform(0.0, 3.0, (3, 400))
+    p = rng.uniform(0.01, 3.0, 400)
+    tiny = 10.0 ** -rng.uniform(0.0, 100.0, 100)
+    rf = [kernels.carlson_rf(*a) for a in zip(x, y, z, strict=True)]
+    rj = [kernels.carlson_rj(*a) for a in zip(x, y, z, p, strict=True)]
+    assert np.max(np.abs(np.array(rf) / elliprf(x, y, z) - 1.0)) <= CARLSON_RTOL
+    assert np.max(np.abs(np.array(rj) / elliprj(x, y, z, p) - 1.0)) <= CARLSON_RTOL
+    for m1 in tiny:
+        for n in (-1.0, -0.3, -1e-4):
+            assert kernels.carlson_rf(0.0, m1, 1.0) == pytest.approx(
+                elliprf(0.0, m1, 1.0), rel=CARLSON_RTOL
+            )
+            assert kernels.carlson_rj(0.0, m1, 1.0, 1.0 - n) == pytest.approx(
+                elliprj(0.0, m1, 1.0, 1.0 - n), rel=CARLSON_RTOL
+            )
 
 
 def test_jacobi_matches_scipy_away_from_one() -> None:
@@ -570,7 +607,7 @@ def test_jacobi_matches_scipy_away_from_one() -> None:
     m = np.concatenate([rng.uniform(0.0, 0.999, 3000), [0.0, 1e-15, 0.5, 0.999]])
     K = ellipk(m)
     u = rng.uniform(-1.0, 1.0, m.size) * K
-    sn, cn, dn = _jacobi_reduced(u, m, 1.0 - m)
+    sn, cn, dn = np.array([_series(ui, mi, 1.0 - mi)[:3] for ui, mi in zip(u, m, strict=True)]).T[0]
     s, c, d, _ = ellipj(u, m)
     assert np.max(np.abs(sn - s)) <= ELLIPJ_TOL
     assert np.max(np.abs(cn - c)) <= ELLIPJ_TOL
@@ -598,7 +635,7 @@ def _landen_oracle(u: np.ndarray, m1: float, depth: int) -> tuple[np.ndarray, ..
 def test_jacobi_near_one_matches_landen_oracle(m1: float) -> None:
     K = float(ellipk(1.0 - m1)) if m1 > 1e-9 else 0.5 * np.log(16.0 / m1)
     u = np.linspace(-1.0, 1.0, 201) * K
-    sn, cn, dn = _jacobi_reduced(u, np.full_like(u, 1.0 - m1), np.full_like(u, m1))
+    sn, cn, dn, _ = _series(u, 1.0 - m1, m1)
     s, c, d = _landen_oracle(u, m1, 3)
     assert np.max(np.abs(sn - s)) <= ELLIPJ_TOL
     assert np.max(np.abs(cn - c)) <= ELLIPJ_TOL
@@ -612,14 +649,14 @@ def test_jacobi_near_one_matches_landen_oracle(m1: float) -> None:
 def test_pi_matches_quadrature() -> None:
     from scipy.integrate import IntegrationWarning, quad
 
-    for m1, n in ((0.3, -0.4), (1e-10, -2.5), (0.9, -30.0)):
+    # The flow's characteristic n is in [-1, 0) (its reference axis is chosen so).
+    for m1, n in ((0.3, -0.4), (1e-10, -1.0), (0.9, -0.05), (0.6, -1.0), (0.999, -0.7)):
         m = 1.0 - m1
-        K = float(ellipk(m)) if m1 > 1e-9 else 0.5 * np.log(16.0 / m1)
-        for u in (0.3 * K, -0.8 * K, 0.999 * K):
-            uu = np.array([u])
+        K = float(elliprf(0.0, m1, 1.0))
+        for u in (0.3 * K, -0.8 * K, 0.999 * K, K):
 
             def integrand(v: float, m: float = m, m1: float = m1, n: float = n) -> float:
-                s = _jacobi_reduced(np.array([v]), np.array([m]), np.array([m1]))[0][0]
+                s = _series(v, m, m1)[0][0]
                 return 1.0 / (1.0 - n * s * s)
 
             with warnings.catch_warnings():
@@ -627,8 +664,32 @@ def test_pi_matches_quadrature() -> None:
                 # below is what is asserted.
                 warnings.simplefilter("ignore", IntegrationWarning)
                 ref = quad(integrand, 0.0, u, epsabs=1e-15, epsrel=1e-14, limit=200)[0]
-            s, c, d = _jacobi_reduced(uu, np.array([m]), np.array([m1]))
-            assert u + _pi_minus_u(np.array([n]), s, c, d)[0] == pytest.approx(ref, rel=1e-13)
+            assert u + _series(u, m, m1, n)[3][0] == pytest.approx(ref, rel=1e-13)
+
+
+@pytest.mark.parametrize("m1", [0.45, 0.55, 1e-3, 1e-10, 1e-40, 1e-100])
+def test_series_match_mpmath(m1: float) -> None:
+    """sn, cn, dn and Π(n; am u|m) - u against mpmath at 130 digits (``m = 1 - m1`` exact
+    there), on both sides of the switch of series at m = 1/2 and down to the floor of
+    1 - m; cn relative away from its zero at ±K (ill-conditioned there for any method)."""
+    mpmath = pytest.importorskip("mpmath")
+    rng = np.random.default_rng(31)
+    K = float(elliprf(0.0, m1, 1.0))
+    with mpmath.workdps(130):
+        mm = 1 - mpmath.mpf(m1)
+        for n in (-1.0, -0.3, -1e-3):
+            us = np.concatenate([rng.uniform(-1.0, 1.0, 5) * K, [K, -K, 1e-3]])
+            sn, cn, dn, V = _series(us, 1.0 - m1, m1, n)
+            for i, u in enumerate(us):
+                s_mp = mpmath.ellipfun("sn", u, m=mm)
+                s, c, d = (float(mpmath.ellipfun(f, u, m=mm)) for f in ("sn", "cn", "dn"))
+                # am u = asin(sn u) on |u| <= K, taken at full precision (ill-conditioned
+                # near ±K in float64).
+                v = float(mpmath.ellippi(n, mpmath.asin(s_mp), mm) - u)
+                assert abs(sn[i] - s) <= ELLIPJ_TOL
+                assert abs(cn[i] - c) <= ELLIPJ_TOL * (max(abs(c), 1e-300) if abs(u) < K - 3 else 1)
+                assert abs(dn[i] - d) <= SERIES_RTOL * d
+                assert abs(V[i] - v) <= SERIES_RTOL * max(1.0, abs(v))
 
 
 def test_reduction_far_past_K_regression_scipy_8480() -> None:
