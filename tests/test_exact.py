@@ -16,9 +16,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from scipy.integrate import solve_ivp
+from scipy.spatial.transform import Rotation
 from scipy.special import ellipj, ellipk, elliprf, elliprj
 
 import strategies
+from oracles import angle as oracle_angle
+from oracles import matrix, rigid_reference
 from tumble import InputError, rotation
 from tumble._kernels import exact as kernels
 from tumble.exact import (
@@ -865,3 +868,133 @@ def test_torque_free_from_momentum_ignores_momentum_on_locked_axes():
 def test_torque_free_from_momentum_rejects_bad_input(args, name):
     with pytest.raises(InputError, match=f"^{name}: "):
         torque_free_from_momentum(*args)
+
+
+# --------------------------------------------------------------------------------------
+# the per-body compiled flow (tumble._kernels.exact.free_flow)
+
+
+def _flow(q: np.ndarray, L: np.ndarray, J: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+    q1, L1 = kernels.free_flow(tuple(map(float, q)), tuple(map(float, L)), tuple(map(float, J)), t)
+    return np.array(q1), np.array(L1)
+
+
+def _flow_states() -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """(label, q0, L_b0, J): every kind of motion the flow distinguishes."""
+    rng = np.random.default_rng(40)
+    states = []
+    for i in range(6):
+        J = rng.uniform(0.2, 2.0, 3)
+        L = rng.normal(size=3) * rng.uniform(0.3, 3.0)
+        if i % 2:  # case B
+            L[np.argmax(J)] = 3.0 * np.linalg.norm(L)
+        states.append((f"random {i}", rotation.random_quat((), rng), L, J))
+    for delta in (1e-10, -1e-10):
+        Js = np.array([1.9, 1.1, 0.35])
+        J, L = sorted_state(Js, separatrix_state(Js, delta), rng.permutation(3))
+        states.append((f"near separatrix {delta:g}", rotation.random_quat((), rng), L, J))
+    J, L = sorted_state(np.array([3.0, 2.0, 1.0]), np.array([1.0, 0.0, -1.0]), np.array([2, 0, 1]))
+    states.append(("on separatrix", np.array([1.0, 0.0, 0.0, 0.0]), L, J))
+    for label, J in (
+        ("prolate", [0.5, 0.5, 2.0]),
+        ("oblate", [1.5, 0.6, 1.5]),
+        ("nearly symmetric", [1.0 + 1e-10, 1.0, 0.4]),
+        ("spherical", [1.3, 1.3, 1.3]),
+    ):
+        states.append((label, rotation.random_quat((), rng), rng.normal(size=3), np.array(J)))
+    return states
+
+
+FLOW_STATES = _flow_states()
+
+
+@pytest.mark.parametrize(("label", "q0", "L0", "J"), FLOW_STATES, ids=[s[0] for s in FLOW_STATES])
+def test_free_flow_matches_ode(label: str, q0: np.ndarray, L0: np.ndarray, J: np.ndarray) -> None:
+    """free_flow(t) against the DOP853 solve of dq/dt = ½ ω ⊗ q, dL_w/dt = 0 with
+    ω = R J Rᵀ L_w (tests/oracles.py, no Euler equation written), for every kind of
+    motion; near the separatrix within the window before the first passage of the
+    unstable axis (``separatrix_cases``)."""
+    t_end = 6.0 / 1.7 if "separatrix" in label else 12.0
+    ts = np.linspace(0.0, t_end, 7)
+    Lw0 = rotation.quat_rotate(q0, L0)
+    sol = rigid_reference(q0, Lw0, J, t_end, t_eval=ts)
+    for k, t in enumerate(ts):
+        q1, L1 = _flow(q0, L0, J, float(t))
+        q_ref = sol.y[:4, k] / np.linalg.norm(sol.y[:4, k])
+        assert oracle_angle(q1, q_ref) <= ATT_TOL, (label, t)
+        # L_b through the reference attitude, so its error includes the attitude's.
+        L_ref = matrix(q_ref).T @ sol.y[4:, k]
+        assert np.max(np.abs(L1 - L_ref)) <= ATT_TOL * np.linalg.norm(L0), (label, t)
+
+
+@pytest.mark.parametrize(("label", "q0", "L0", "J"), FLOW_STATES, ids=[s[0] for s in FLOW_STATES])
+def test_free_flow_is_torque_free_from_momentum(
+    label: str, q0: np.ndarray, L0: np.ndarray, J: np.ndarray
+) -> None:
+    """The public function runs the same prepare/evaluate per body: identical attitudes,
+    and the same omega from L_b1."""
+    ts = np.array([0.0, 0.7, -3.1, 250.0])
+    q, w = torque_free_from_momentum(q0, L0, J, ts)
+    for k, t in enumerate(ts):
+        q1, L1 = _flow(q0, L0, J, float(t))
+        assert np.array_equal(q1, q[k]), label
+        # omega rebuilt from (q1, L_b1) by NumPy instead of the kernel: a few ulps.
+        w1 = rotation.quat_rotate(q1, J * L1)
+        assert np.max(np.abs(w1 - w[k])) <= 16 * np.finfo(float).eps * np.linalg.norm(w[k]), label
+
+
+@pytest.mark.parametrize(("label", "q0", "L0", "J"), FLOW_STATES, ids=[s[0] for s in FLOW_STATES])
+def test_free_flow_composes(label: str, q0: np.ndarray, L0: np.ndarray, J: np.ndarray) -> None:
+    """Flow property, as a splitting method uses it: 40 steps of h from the stepped
+    state equal one evaluation at 40 h, and the flow run backwards returns the start.
+    Each restart re-derives the constants from a rounded state, so the steps agree to the
+    conditioning of the motion (near the separatrix only over a short window)."""
+    h = 0.05 if "separatrix" in label else 0.25
+    q, L = q0, L0
+    for _ in range(40):
+        q, L = _flow(q, L, J, h)
+    q_all, L_all = _flow(q0, L0, J, 40 * h)
+    assert oracle_angle(q, q_all) <= 1e-12, label
+    assert np.max(np.abs(L - L_all)) <= 1e-12 * np.linalg.norm(L0), label
+    qb, Lb = _flow(q_all, L_all, J, -40 * h)
+    assert oracle_angle(qb, q0) <= 1e-12, label
+    assert np.max(np.abs(Lb - L0)) <= 1e-12 * np.linalg.norm(L0), label
+
+
+def test_free_flow_closed_forms() -> None:
+    """Spherical and locked bodies turn uniformly about ω = R J L_b, with the momentum
+    on a locked axis cleared; a symmetric top follows exp(J⊥ L_w t/2) q0 exp(Ω t e_a/2)
+    (written out with SciPy); L = 0 stays put, bit for bit."""
+    rng = np.random.default_rng(41)
+    q0 = rotation.random_quat((), rng)
+    t = 3.7
+    for J, L in (
+        (np.array([1.3, 1.3, 1.3]), np.array([0.3, -1.2, 0.5])),
+        (np.array([1.0, 2.5, 0.0]), np.array([0.4, -1.1, 7.0])),
+        (np.array([0.0, 0.0, 3.0]), np.array([5.0, 1.0, 0.2])),
+    ):
+        q1, L1 = _flow(q0, L, J, t)
+        Lc = np.where(J > 0, L, 0.0)
+        w = matrix(q0) @ (J * Lc)
+        expect = (Rotation.from_rotvec(w * t) * Rotation.from_quat(q0, scalar_first=True)).as_quat(
+            scalar_first=True
+        )
+        assert oracle_angle(q1, expect) <= 1e-14
+        assert np.array_equal(L1, Lc)
+    J = np.array([0.8, 2.0, 0.8])  # unique axis 1
+    L = np.array([0.3, 1.2, -0.5])
+    j_perp, omega = 0.8, (2.0 - 0.8) * 1.2
+    Lw = matrix(q0) @ L
+    expect = (
+        Rotation.from_rotvec(j_perp * Lw * t)
+        * Rotation.from_quat(q0, scalar_first=True)
+        * Rotation.from_rotvec([0.0, omega * t, 0.0])
+    )
+    q1, L1 = _flow(q0, L, J, t)
+    assert oracle_angle(q1, expect.as_quat(scalar_first=True)) <= 1e-14
+    np.testing.assert_allclose(
+        L1, Rotation.from_rotvec([0.0, omega * t, 0.0]).inv().apply(L), atol=1e-15
+    )
+    q1, L1 = _flow(q0, np.zeros(3), np.array([1.0, 2.0, 3.0]), t)
+    assert np.array_equal(q1, q0)
+    assert np.array_equal(L1, np.zeros(3))

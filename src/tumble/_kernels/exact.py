@@ -29,7 +29,7 @@ from collections import namedtuple
 from numba import prange
 
 from tumble._kernels import njit, parallel_njit
-from tumble._kernels.rotation import mat_to_q, qconj, qmul, qrotate, rotvec_to_q
+from tumble._kernels.rotation import mat_to_q, qconj, qmul, qnormalize, qrotate, rotvec_to_q
 
 #: Two inverse moments count as equal (symmetric top) within this times the largest one.
 EQUAL_RTOL = 8 * 2.0**-52
@@ -191,7 +191,7 @@ def carlson_rj(x, y, z, p):
 # Jacobi functions and the third-kind integral by theta series (evaluate)
 
 
-@njit
+@njit(inline="always")
 def series(th, u):
     """``sn, cn, dn`` of ``u`` (``|u| <= K``) and the angle term of ``V(u)``.
 
@@ -515,7 +515,7 @@ def elliptic(L, J):
     )  # fmt: skip
 
 
-@njit
+@njit(inline="always")
 def _frame(f, sn, cn, dn):
     """Frame components of ``L / |L|`` (reference axis third) from the Jacobi functions."""
     a = f.amp
@@ -528,22 +528,17 @@ def _frame(f, sn, cn, dn):
     return (y, z, x)
 
 
-@njit
-def _half_angle(x, y):
-    """``(cos φ/2, sin φ/2)`` of ``φ = atan2(y, x)`` in ``(-π, π]``, without trigonometry:
-    proportional to ``(r + x, y)``, or to ``(|y|, ±(r - x))`` when ``x < 0``."""
-    r = math.sqrt(x * x + y * y)
+@njit(inline="always")
+def _half_angle(x, y, r):
+    """``(c, s, c² + s²)`` with ``(c, s)`` proportional to ``(cos φ/2, sin φ/2)``,
+    ``φ = atan2(y, x)`` in ``(-π, π]``, ``r = hypot(x, y) > 0``: ``(r + x, y)``, or
+    ``(|y|, ±(r - x))`` when ``x < 0`` (no cancellation, no trigonometry)."""
     if x >= 0.0:
-        c, s = r + x, y
-    else:
-        c, s = abs(y), math.copysign(r - x, y)
-    k = math.sqrt(c * c + s * s)
-    if k == 0.0:
-        return 1.0, 0.0
-    return c / k, s / k
+        return r + x, y, 2.0 * r * (r + x)
+    return abs(y), math.copysign(r - x, y), 2.0 * r * (r - x)
 
 
-@njit
+@njit(inline="always")
 def _angles(f, u):
     """Frame ``L_f/|L|``, the half angles of its azimuth ``ϕ`` and polar angle ``θ`` about
     the third frame axis, and ``V(u)``; ``ϕ`` is continuous in ``u`` (its multiple-of-π
@@ -569,9 +564,11 @@ def _angles(f, u):
         V += 2.0 * j * f.Vc
     sign = 1.0 - 2.0 * (j % 2.0)
     Lf = _frame(f, sign * sn, sign * cn, dn)
+    # |in-plane part| > 0: one of its two components carries dn, or both sn and cn.
+    rho = math.sqrt(Lf[0] * Lf[0] + Lf[1] * Lf[1])
     if f.circulates:
         Lr = _frame(f, sn, cn, dn)
-        hc, hs = _half_angle(Lr[0], Lr[1])
+        hc, hs, hn = _half_angle(Lr[0], Lr[1], rho)
         k = int((j if f.case_a else -j) % 4.0)
         # turn the half angle by k π/2
         if k == 1:
@@ -581,9 +578,10 @@ def _angles(f, u):
         elif k == 3:
             hc, hs = hs, -hc
     else:
-        hc, hs = _half_angle(Lf[0], Lf[1])
-    tc, ts = _half_angle(Lf[2], math.sqrt(Lf[0] * Lf[0] + Lf[1] * Lf[1]))
-    return Lf, hc, hs, tc, ts, V
+        hc, hs, hn = _half_angle(Lf[0], Lf[1], rho)
+    tc, ts, tn = _half_angle(Lf[2], rho, math.sqrt(Lf[2] * Lf[2] + rho * rho))
+    # (hc, hs) and (tc, ts) unnormalised: the caller divides their product by sqrt(hn tn).
+    return Lf, hc, hs, tc, ts, hn * tn, V
 
 
 _NO3 = (0.0, 0.0, 0.0)
@@ -660,10 +658,12 @@ def prepare(q, L, J):
         ASYMMETRIC, q, Lw_hat, _NO3, 0.0, 0.0, P, p, amp, *flags,
         norm, wp, u0, K, Vc, 0.0, psi_rate, psi_v, th,
     )  # fmt: skip
-    _, hc, hs, tc, ts, V0 = _angles(f, u0)
+    _, hc, hs, tc, ts, n2, V0 = _angles(f, u0)
     # B(L) = Rz(ϕ) Ry(θ) Rz(π) in frame coordinates, so B(L0) B(L)ᵀ = Rz(ϕ0) Ry(θ0 - θ)
-    # Rz(-ϕ); its fixed left part joins q0 and the sorting.
-    left = qmul(qmul(q, qconj(p)), qmul((hc, 0.0, 0.0, hs), (tc, 0.0, ts, 0.0)))
+    # Rz(-ϕ); its fixed left part Rz(ϕ0) Ry(θ0) joins q0 and the sorting.
+    k = 1.0 / math.sqrt(n2)
+    rz_ry = (k * hc * tc, -k * hs * ts, k * hc * ts, k * hs * tc)
+    left = qmul(qmul(q, qconj(p)), rz_ry)
     return Flow(
         ASYMMETRIC, left, Lw_hat, _NO3, 0.0, 0.0, P, p, amp, *flags,
         norm, wp, u0, K, Vc, V0, psi_rate, psi_v, th,
@@ -687,13 +687,18 @@ def evaluate(f, t):
         r = f.w
         precess = rotvec_to_q((r[0] * t, r[1] * t, r[2] * t))
         return qmul(precess, qmul(f.q, spin)), qrotate(qconj(spin), f.L)
-    Lf, hc, hs, tc, ts, V = _angles(f, f.u0 + f.wp * t)
-    psi = f.psi_rate * t + f.psi_v * (V - f.V0)
+    Lf, hc, hs, tc, ts, n2, V = _angles(f, f.u0 + f.wp * t)
+    half = 0.5 * (f.psi_rate * t + f.psi_v * (V - f.V0))
+    sp = math.sin(half)
     a = f.L
-    right = qmul(qmul((tc, 0.0, -ts, 0.0), (hc, 0.0, 0.0, -hs)), f.p)
-    q1 = qmul(rotvec_to_q((psi * a[0], psi * a[1], psi * a[2])), qmul(f.q, right))
+    k = 1.0 / math.sqrt(n2)
+    # Ry(-θ) Rz(-ϕ), then the sorting; Q(ψ L̂_w) with the unit L̂_w.
+    right = qmul((k * tc * hc, k * ts * hs, -k * ts * hc, -k * tc * hs), f.p)
+    q1 = qmul((math.cos(half), sp * a[0], sp * a[1], sp * a[2]), qmul(f.q, right))
     Lb = _mtv(f.P, Lf)
-    return q1, (Lb[0] * f.norm, Lb[1] * f.norm, Lb[2] * f.norm)
+    # Renormalised: a flow restarted from its own output (a splitting step) would
+    # otherwise compound |q| - 1 through L̂_w = R L_b / |L|.
+    return qnormalize(q1), (Lb[0] * f.norm, Lb[1] * f.norm, Lb[2] * f.norm)
 
 
 @njit
