@@ -286,70 +286,89 @@ def series(th, u):
 
 
 @njit
-def theta_constants(m, m1, n, K, Kp, Vc, separatrix):
-    """:class:`Theta` of parameter ``m`` (``m1 = 1 - m``), ``K = K(m)``, ``Kp = K(m1)``, for
-    ``V`` with characteristic ``n`` (``-1 <= n < 0``) and ``Vc = Π(n|m) - K``.
+def nome(x, y):
+    """Nome ``q = exp(-π K(y)/K(x))`` of the parameter ``x <= 1/2`` (``y = 1 - x``).
 
-    ``V(u) = Π(n; am u|m) - u = C u Z-part + C arg θ4(ζ + iβ)`` (Jacobi), with ``n = m sn²(ib)``:
-    ``sc(b|m1) = sqrt(ν/m)``, ``ν = -n``, so ``b = F(φ|m1)``, ``tan² φ = ν/m``, and the
-    factor ``C = sn b cn b / dn b = sqrt(ν / ((m + ν)(1 + ν)))`` (at ``m1``). The linear
-    coefficient is fixed by ``V(K) = Vc`` rather than written out.
+    A&S 17.3.21: ``q = λ + 2λ⁵ + 15λ⁹ + 150λ¹³ + 1707λ¹⁷ + O(λ²¹)``,
+    ``λ = ½ (1 - √k')/(1 + √k')``, ``k' = √y``, written ``λ = ½ x / ((1 + k')(1 + √k')²)``
+    (no cancellation as ``x -> 0``); ``λ <= 0.0432``, so the omitted terms are below 1e-23
+    relative.
+    """
+    kp = math.sqrt(y)
+    r = 1.0 + math.sqrt(kp)
+    lam = 0.5 * x / ((1.0 + kp) * r * r)
+    l4 = (lam * lam) * (lam * lam)
+    return lam * (1.0 + l4 * (2.0 + l4 * (15.0 + l4 * (150.0 + l4 * 1707.0))))
+
+
+@njit
+def theta_constants(m, m1, n, separatrix):
+    """:class:`Theta` of the parameter ``m`` (``m1 = 1 - m``) for ``V`` with the
+    characteristic ``n`` (``-1 <= n < 0``), ``K(m)`` and ``Vc = Π(n|m) - K`` (both inf on
+    the separatrix).
+
+    The nome of the smaller of ``m``, ``m1`` (:func:`nome`) gives ``K = (π/2) θ3(0|q)²``
+    (DLMF 20.9.2) and the other complete integral ``-K ln(q)/π``; no Carlson integral.
+    ``V(u) = Π(n; am u|m) - u = C u (...) + C arg θ4(ζ + iβ)`` (Jacobi's form of the
+    third kind) with ``n = m sn²(ib)``: ``sc(b|m1) = sqrt(ν/m)``, ``ν = -n``, so
+    ``b = F(φ|m1)``, ``tan² φ = ν/m``, and ``C = sn b cn b / dn b = sqrt(ν / ((m + ν)(1 +
+    ν)))`` (at ``m1``). The linear coefficient is fixed by ``V(K) = Vc = Π(n|m) - K =
+    (n/3) R_J(0, m1, 1, 1 - n)`` rather than written out.
     """
     nu = -n
     v_arg = math.sqrt(nu / ((m + nu) * (1.0 + nu)))
     sin_phi = math.sqrt(nu / (m + nu))
     b = sin_phi * carlson_rf(m / (m + nu), m * (1.0 + nu) / (m + nu), 1.0)
     high = m > 0.5
-    if separatrix:
-        scale = 1.0
-        lnq = -math.inf
-    elif high:
-        scale = 0.5 * math.pi / Kp
-        lnq = -math.pi * K / Kp
-    else:
-        scale = 0.5 * math.pi / K
-        lnq = -math.pi * Kp / K
-    nome = (
-        math.exp(lnq),
-        math.exp(2.0 * lnq),
-        math.exp(4.0 * lnq),
-        math.exp(6.0 * lnq),
-        math.exp(9.0 * lnq),
-        math.exp(12.0 * lnq),
-        math.exp(16.0 * lnq),
-    )
-    q, q2, q4, q6, q9, q12, q16 = nome
+    q = nome(m1, m) if high else nome(m, m1)
+    q2 = q * q
+    q4 = q2 * q2
+    q6 = q4 * q2
+    q9 = q6 * q2 * q
+    q12 = q6 * q6
+    q16 = q12 * q4
     s2 = 1.0 + q2 + q6 + q12
-    beta = b * scale
+    th3 = 1.0 + 2.0 * (q + q4 + q9 + q16)
+    lnq = math.log(q)
     if high:
-        th3 = 1.0 + 2.0 * (q + q4 + q9 + q16)
+        # K' = (π/2) θ3(q')², K = -K' ln(q')/π: inf on the separatrix (q' = 0).
+        Kp = 0.5 * math.pi * th3 * th3
+        K = -Kp * lnq / math.pi
+        scale = 0.5 * math.pi / Kp
         th4 = 1.0 + 2.0 * (q4 + q16 - q - q9)
-        vr = (math.cos(beta), math.cos(3.0 * beta), math.cos(5.0 * beta), math.cos(7.0 * beta))
-        vi = (math.sin(beta), math.sin(3.0 * beta), math.sin(5.0 * beta), math.sin(7.0 * beta))
+        beta = b * scale
+        c, s = math.cos(beta), math.sin(beta)
+        c2, s2b = (c - s) * (c + s), 2.0 * s * c
+        c3, s3 = c * c2 - s * s2b, s * c2 + c * s2b
+        c5, s5 = c3 * c2 - s3 * s2b, s3 * c2 + c3 * s2b
+        c7, s7 = c5 * c2 - s5 * s2b, s5 * c2 + c5 * s2b
+        vr = (c, c3, c5, c7)
+        vi = (s, s3, s5, s7)
+        nomes = (q, q2, q4, q6, q9, q12, q16)
         c_sn, c_cn, c_dn = th3 / th4, s2 / th4, s2 / th3
         if separatrix:
-            v_lin = n / (1.0 - n)
-        else:
-            th = Theta(1.0, scale, nome, c_sn, c_cn, c_dn, 0.0, v_arg, vr, vi)
-            v_lin = (Vc - v_arg * series(th, K)[3]) / K
-        return Theta(1.0, scale, nome, c_sn, c_cn, c_dn, v_lin, v_arg, vr, vi)
+            th = Theta(1.0, scale, nomes, c_sn, c_cn, c_dn, n / (1.0 - n), v_arg, vr, vi)
+            return th, K, math.inf
+        Vc = n / 3.0 * carlson_rj(0.0, m1, 1.0, 1.0 - n)
+        th = Theta(1.0, scale, nomes, c_sn, c_cn, c_dn, 0.0, v_arg, vr, vi)
+        v_lin = (Vc - v_arg * series(th, K)[3]) / K
+        return Theta(1.0, scale, nomes, c_sn, c_cn, c_dn, v_lin, v_arg, vr, vi), K, Vc
+    K = 0.5 * math.pi * th3 * th3
+    scale = 0.5 * math.pi / K
+    beta = b * scale
     th3 = 1.0 + 2.0 * (q + q4 + q9)
     th4 = 1.0 + 2.0 * (q4 - q - q9)
-    # 2 (-1)^k q^{k²} cosh(2kβ) and -2 (-1)^k q^{k²} sinh(2kβ), as exponentials of sums
-    # (q^{k²} e^{2kβ} <= 1, while e^{2kβ} alone may overflow for tiny m).
-    ep = (
-        math.exp(lnq + 2.0 * beta),
-        math.exp(4.0 * lnq + 4.0 * beta),
-        math.exp(9.0 * lnq + 6.0 * beta),
-    )
-    em = (
-        math.exp(lnq - 2.0 * beta),
-        math.exp(4.0 * lnq - 4.0 * beta),
-        math.exp(9.0 * lnq - 6.0 * beta),
-    )
-    vr = (-(ep[0] + em[0]), ep[1] + em[1], -(ep[2] + em[2]), 0.0)
-    vi = (ep[0] - em[0], -(ep[1] - em[1]), ep[2] - em[2], 0.0)
-    return Theta(0.0, scale, nome, th3 / s2, th4 / s2, th4 / th3, Vc / K, v_arg, vr, vi)
+    # 2 (-1)^k q^{k²} cosh(2kβ) and -2 (-1)^k q^{k²} sinh(2kβ) from e± = q e^{±2β}:
+    # q^{k²} e^{±2kβ} = e±^k q^{k² - k} (<= 1, while e^{2kβ} alone may overflow for tiny m).
+    ep = math.exp(lnq + 2.0 * beta)
+    em = math.exp(lnq - 2.0 * beta)
+    ep2, em2 = ep * ep * q2, em * em * q2
+    ep3, em3 = ep2 * ep * q4, em2 * em * q4
+    vr = (-(ep + em), ep2 + em2, -(ep3 + em3), 0.0)
+    vi = (ep - em, -(ep2 - em2), ep3 - em3, 0.0)
+    Vc = n / 3.0 * carlson_rj(0.0, m1, 1.0, 1.0 - n)
+    nomes = (q, q2, q4, q6, q9, q12, q16)
+    return Theta(0.0, scale, nomes, th3 / s2, th4 / s2, th4 / th3, Vc / K, v_arg, vr, vi), K, Vc
 
 
 # --------------------------------------------------------------------------------------
@@ -629,20 +648,14 @@ def prepare(q, L, J):
             0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, _no_theta(),
         )  # fmt: skip
     P, case_a, sep, ref_e3, norm, d13, J1, J3, amp, wp, m, m1, n, sn0, cn0 = elliptic(L, J)
+    th, K, Vc = theta_constants(m, m1, n, sep)
     if sep:
-        K = math.inf
-        Kp = 0.5 * math.pi
-        Vc = math.inf
         u0 = math.asinh(sn0 / cn0)
     else:
-        K = carlson_rf(0.0, m1, 1.0)
-        Kp = carlson_rf(0.0, m, 1.0)
-        Vc = n / 3.0 * carlson_rj(0.0, m1, 1.0, 1.0 - n)
         dn0 = math.sqrt(cn0 * cn0 + m1 * sn0 * sn0)
         u0 = sn0 * carlson_rf(cn0 * cn0, dn0 * dn0, 1.0)
         if cn0 < 0.0:
             u0 = (2.0 if sn0 >= 0.0 else -2.0) * K - u0
-    th = theta_constants(m, m1, n, K, Kp, Vc, sep)
     p = mat_to_q(P)
     Lw = qrotate(q, L)
     Lw_hat = (Lw[0] / norm, Lw[1] / norm, Lw[2] / norm)
