@@ -39,10 +39,9 @@ M1_FLOOR = 1e-100
 STEADY_FLOOR = 1e-280
 
 _EPS = 2.0**-53
-# Carlson's stopping rule: the truncated series of R_F (R_J) errs by less than r when
-# 4^-n max|A0 - x| < (3r)^(1/6) |A_n| ((r/4)^(1/6) |A_n|); r = one rounding.
+# Carlson's stopping rule: the truncated series of R_F errs by less than r when
+# 4^-n max|A0 - x| < (3r)^(1/6) |A_n|; r = one rounding.
 _RF_TOL = (3.0 * _EPS) ** (1.0 / 6.0)
-_RJ_TOL = (0.25 * _EPS) ** (1.0 / 6.0)
 _MAX_DUPLICATIONS = 60
 
 #: Kinds of motion (:func:`prepare`'s ``kind``).
@@ -104,7 +103,7 @@ Flow = namedtuple(
 
 
 # --------------------------------------------------------------------------------------
-# Carlson's symmetric integrals (prepare only)
+# Carlson's symmetric integral of the first kind (prepare only)
 
 
 @njit
@@ -129,62 +128,6 @@ def carlson_rf(x, y, z):
     e2 = X * Y - Z * Z
     e3 = X * Y * Z
     return (1.0 - e2 / 10.0 + e3 / 14.0 + e2 * e2 / 24.0 - 3.0 * e2 * e3 / 44.0) / math.sqrt(a)
-
-
-@njit
-def _rc_one(e):
-    """``R_C(1, 1 + e)`` for ``e > -1``: ``atan(√e)/√e``, ``atanh(√-e)/√-e``, 1 at 0."""
-    if e > 0.0:
-        s = math.sqrt(e)
-        return math.atan(s) / s
-    if e < 0.0:
-        s = math.sqrt(-e)
-        return math.atanh(s) / s
-    return 1.0
-
-
-@njit
-def carlson_rj(x, y, z, p):
-    """``R_J(x, y, z, p) = 3/2 ∫0^∞ dt / ((t+p) sqrt((t+x)(t+y)(t+z)))`` for ``p > 0`` and
-    ``x, y, z >= 0`` (at most one zero): duplication with the ``R_C`` sum, then the
-    fifth-order series (DLMF 19.36.9, Carlson 1995)."""
-    x0, y0, z0 = x, y, z
-    a0 = (x + y + z + 2.0 * p) / 5.0
-    a = a0
-    delta = (p - x) * (p - y) * (p - z)
-    q = max(abs(a0 - x), abs(a0 - y), abs(a0 - z), abs(a0 - p)) / _RJ_TOL
-    f = 1.0
-    total = 0.0
-    for _ in range(_MAX_DUPLICATIONS):
-        if q < f * abs(a):
-            break
-        sx, sy, sz, sp = math.sqrt(x), math.sqrt(y), math.sqrt(z), math.sqrt(p)
-        lam = sx * sy + sy * sz + sz * sx
-        d = (sp + sx) * (sp + sy) * (sp + sz)
-        e = delta / (f * f * f * d * d)
-        total += _rc_one(e) / (f * d)
-        x, y, z = 0.25 * (x + lam), 0.25 * (y + lam), 0.25 * (z + lam)
-        p, a = 0.25 * (p + lam), 0.25 * (a + lam)
-        f *= 4.0
-    X = (a0 - x0) / (f * a)
-    Y = (a0 - y0) / (f * a)
-    Z = (a0 - z0) / (f * a)
-    P = -0.5 * (X + Y + Z)
-    xyz = X * Y * Z
-    e2 = X * Y + X * Z + Y * Z - 3.0 * P * P
-    e3 = xyz + 2.0 * e2 * P + 4.0 * P * P * P
-    e4 = (2.0 * xyz + e2 * P + 3.0 * P * P * P) * P
-    e5 = xyz * P * P
-    series = (
-        1.0
-        - 3.0 * e2 / 14.0
-        + e3 / 6.0
-        + 9.0 * e2 * e2 / 88.0
-        - 3.0 * e4 / 22.0
-        - 9.0 * e2 * e3 / 52.0
-        + 3.0 * e5 / 26.0
-    )
-    return series / (f * a * math.sqrt(a)) + 6.0 * total
 
 
 # --------------------------------------------------------------------------------------
@@ -312,13 +255,11 @@ def theta_constants(m, m1, n, separatrix):
     ``V(u) = Π(n; am u|m) - u = C u (...) + C arg θ4(ζ + iβ)`` (Jacobi's form of the
     third kind) with ``n = m sn²(ib)``: ``sc(b|m1) = sqrt(ν/m)``, ``ν = -n``, so
     ``b = F(φ|m1)``, ``tan² φ = ν/m``, and ``C = sn b cn b / dn b = sqrt(ν / ((m + ν)(1 +
-    ν)))`` (at ``m1``). The linear coefficient is fixed by ``V(K) = Vc = Π(n|m) - K =
-    (n/3) R_J(0, m1, 1, 1 - n)`` rather than written out.
+    ν)))`` (at ``m1``). The linear coefficient is fixed by ``V'(0) = 0`` rather than
+    written out, and ``Vc = V(K)``: no Carlson ``R_J`` either.
     """
     nu = -n
     v_arg = math.sqrt(nu / ((m + nu) * (1.0 + nu)))
-    sin_phi = math.sqrt(nu / (m + nu))
-    b = sin_phi * carlson_rf(m / (m + nu), m * (1.0 + nu) / (m + nu), 1.0)
     high = m > 0.5
     q = nome(m1, m) if high else nome(m, m1)
     q2 = q * q
@@ -336,6 +277,7 @@ def theta_constants(m, m1, n, separatrix):
         K = -Kp * lnq / math.pi
         scale = 0.5 * math.pi / Kp
         th4 = 1.0 + 2.0 * (q4 + q16 - q - q9)
+        b = math.sqrt(nu / (m + nu)) * carlson_rf(m / (m + nu), m * (1.0 + nu) / (m + nu), 1.0)
         beta = b * scale
         c, s = math.cos(beta), math.sin(beta)
         c2, s2b = (c - s) * (c + s), 2.0 * s * c
@@ -346,29 +288,37 @@ def theta_constants(m, m1, n, separatrix):
         vi = (s, s3, s5, s7)
         nomes = (q, q2, q4, q6, q9, q12, q16)
         c_sn, c_cn, c_dn = th3 / th4, s2 / th4, s2 / th3
+        # V'(0) = 0: at x = 0 the angle's slope is Σ g_k vi_k (2k+1) / Σ g_k vr_k with
+        # g_k = q'^{k(k+1)}; on the separatrix this is n / (1 - n).
+        slope = (s + q2 * 3.0 * s3 + q6 * 5.0 * s5 + q12 * 7.0 * s7) / (
+            c + q2 * c3 + q6 * c5 + q12 * c7
+        )
+        th = Theta(1.0, scale, nomes, c_sn, c_cn, c_dn, -v_arg * scale * slope, v_arg, vr, vi)
         if separatrix:
-            th = Theta(1.0, scale, nomes, c_sn, c_cn, c_dn, n / (1.0 - n), v_arg, vr, vi)
             return th, K, math.inf
-        Vc = n / 3.0 * carlson_rj(0.0, m1, 1.0, 1.0 - n)
-        th = Theta(1.0, scale, nomes, c_sn, c_cn, c_dn, 0.0, v_arg, vr, vi)
-        v_lin = (Vc - v_arg * series(th, K)[3]) / K
-        return Theta(1.0, scale, nomes, c_sn, c_cn, c_dn, v_lin, v_arg, vr, vi), K, Vc
+        return th, K, th.v_lin * K + v_arg * series(th, K)[3]
     K = 0.5 * math.pi * th3 * th3
     scale = 0.5 * math.pi / K
-    beta = b * scale
     th3 = 1.0 + 2.0 * (q + q4 + q9)
     th4 = 1.0 + 2.0 * (q4 - q - q9)
     # 2 (-1)^k q^{k²} cosh(2kβ) and -2 (-1)^k q^{k²} sinh(2kβ) from e± = q e^{±2β}:
     # q^{k²} e^{±2kβ} = e±^k q^{k² - k} (<= 1, while e^{2kβ} alone may overflow for tiny m).
-    ep = math.exp(lnq + 2.0 * beta)
-    em = math.exp(lnq - 2.0 * beta)
+    # ln e+ = -π (K' - b)/K with K' - b = F(ψ|m1), tan ψ = 1/sqrt(ν) (the complementary
+    # amplitude of φ, DLMF 19.11.ii): one R_F, no cancellation of the large K' and b as m -> 0.
+    d = carlson_rf(nu / (1.0 + nu), (m + nu) / (1.0 + nu), 1.0) / math.sqrt(1.0 + nu)
+    ep = math.exp(-math.pi * d / K)
+    em = q2 / ep
     ep2, em2 = ep * ep * q2, em * em * q2
     ep3, em3 = ep2 * ep * q4, em2 * em * q4
     vr = (-(ep + em), ep2 + em2, -(ep3 + em3), 0.0)
     vi = (ep - em, -(ep2 - em2), ep3 - em3, 0.0)
-    Vc = n / 3.0 * carlson_rj(0.0, m1, 1.0, 1.0 - n)
+    # V'(0) = 0: the angle's slope in ζ at 0 is Σ 2k vi_k / (1 + Σ vr_k); arg θ4 = 0 at
+    # ζ = π/2, so V(K) = Vc = v_lin K.
+    slope = 2.0 * (vi[0] + 2.0 * vi[1] + 3.0 * vi[2]) / (1.0 + vr[0] + vr[1] + vr[2])
+    v_lin = -v_arg * scale * slope
     nomes = (q, q2, q4, q6, q9, q12, q16)
-    return Theta(0.0, scale, nomes, th3 / s2, th4 / s2, th4 / th3, Vc / K, v_arg, vr, vi), K, Vc
+    th = Theta(0.0, scale, nomes, th3 / s2, th4 / s2, th4 / th3, v_lin, v_arg, vr, vi)
+    return th, K, v_lin * K
 
 
 # --------------------------------------------------------------------------------------
