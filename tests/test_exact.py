@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
-from scipy.special import ellipj, ellipk, elliprf, elliprj
+from scipy.special import ellipj, ellipk, elliprf
 
 import strategies
 from oracles import angle as oracle_angle

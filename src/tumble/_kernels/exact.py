@@ -71,7 +71,7 @@ Theta = namedtuple(
 #: * asymmetric: ``P`` (row-major, body to frame coordinates) and its quaternion ``p``;
 #:   ``amp`` the sorted amplitudes of ``L/|L|``; flags ``case_a``, ``ref_e3``,
 #:   ``circulates``, ``separatrix``; ``norm = |L|``, ``wp``, ``u0``, ``K`` (inf on the
-#:   separatrix), ``Vc = Π(n|m) - K``, ``V0 = V(u0)``, ``psi_rate = |L| J_ref'`` and
+#:   separatrix) and ``half_per_K = 1/2K``, ``Vc = Π(n|m) - K``, ``V0 = V(u0)``, ``psi_rate = |L| J_ref'`` and
 #:   ``psi_v = ± |L| (J1 - J3) / wp`` (``ψ = psi_rate t + psi_v (V(u) - V0)``), ``theta``.
 Flow = namedtuple(
     "Flow",
@@ -93,6 +93,7 @@ Flow = namedtuple(
         "wp",
         "u0",
         "K",
+        "half_per_K",
         "Vc",
         "V0",
         "psi_rate",
@@ -523,7 +524,8 @@ def _angles(f, u):
         j = 0.0
         ur = u
     else:
-        j = math.floor(u / (2.0 * f.K) + 0.5)
+        # j may be off by one where |u_r| = K (then |u_r| is K to round-off): harmless.
+        j = math.floor(u * f.half_per_K + 0.5)
         ur = u - 2.0 * j * f.K
     sn, cn, dn, arg = series(th, ur)
     # cn >= 0 on |u_r| <= K; abs only removes round-off (and -0.0) at u_r = ±K.
@@ -586,7 +588,7 @@ def prepare(q, L, J):
         w = qrotate(q, (J[0] * L[0], J[1] * L[1], J[2] * L[2]))
         return Flow(
             UNIFORM, q, L, w, 0.0, 0.0, _NO9, _NO4, _NO3, 0.0, 0.0, 0.0, 0.0,
-            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, _no_theta(),
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, _no_theta(),
         )  # fmt: skip
     if kind == SYMMETRIC:
         j_par = J[axis]
@@ -595,7 +597,7 @@ def prepare(q, L, J):
         prec = (j_perp * Lw[0], j_perp * Lw[1], j_perp * Lw[2])
         return Flow(
             SYMMETRIC, q, L, prec, float(axis), (j_par - j_perp) * L[axis], _NO9, _NO4, _NO3,
-            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, _no_theta(),
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, _no_theta(),
         )  # fmt: skip
     P, case_a, sep, ref_e3, norm, d13, J1, J3, amp, wp, m, m1, n, sn0, cn0 = elliptic(L, J)
     th, K, Vc = theta_constants(m, m1, n, sep)
@@ -619,7 +621,7 @@ def prepare(q, L, J):
     )
     f = Flow(
         ASYMMETRIC, q, Lw_hat, _NO3, 0.0, 0.0, P, p, amp, *flags,
-        norm, wp, u0, K, Vc, 0.0, psi_rate, psi_v, th,
+        norm, wp, u0, K, 0.5 / K, Vc, 0.0, psi_rate, psi_v, th,
     )  # fmt: skip
     _, hc, hs, tc, ts, n2, V0 = _angles(f, u0)
     # B(L) = Rz(ϕ) Ry(θ) Rz(π) in frame coordinates, so B(L0) B(L)ᵀ = Rz(ϕ0) Ry(θ0 - θ)
@@ -629,7 +631,7 @@ def prepare(q, L, J):
     left = qmul(qmul(q, qconj(p)), rz_ry)
     return Flow(
         ASYMMETRIC, left, Lw_hat, _NO3, 0.0, 0.0, P, p, amp, *flags,
-        norm, wp, u0, K, Vc, V0, psi_rate, psi_v, th,
+        norm, wp, u0, K, 0.5 / K, Vc, V0, psi_rate, psi_v, th,
     )  # fmt: skip
 
 
@@ -650,17 +652,16 @@ def evaluate(f, t):
         r = f.w
         precess = rotvec_to_q((r[0] * t, r[1] * t, r[2] * t))
         return qmul(precess, qmul(f.q, spin)), qrotate(qconj(spin), f.L)
-    Lf, hc, hs, tc, ts, n2, V = _angles(f, f.u0 + f.wp * t)
+    Lf, hc, hs, tc, ts, _, V = _angles(f, f.u0 + f.wp * t)
     half = 0.5 * (f.psi_rate * t + f.psi_v * (V - f.V0))
     sp = math.sin(half)
     a = f.L
-    k = 1.0 / math.sqrt(n2)
-    # Ry(-θ) Rz(-ϕ), then the sorting; Q(ψ L̂_w) with the unit L̂_w.
-    right = qmul((k * tc * hc, k * ts * hs, -k * ts * hc, -k * tc * hs), f.p)
+    # Ry(-θ) Rz(-ϕ) from the unnormalised half angles, then the sorting; Q(ψ L̂_w) with the
+    # unit L̂_w. The one normalisation at the end scales the half angles and also keeps a
+    # flow restarted from its own output (a splitting step) from compounding |q| - 1.
+    right = qmul((tc * hc, ts * hs, -ts * hc, -tc * hs), f.p)
     q1 = qmul((math.cos(half), sp * a[0], sp * a[1], sp * a[2]), qmul(f.q, right))
     Lb = _mtv(f.P, Lf)
-    # Renormalised: a flow restarted from its own output (a splitting step) would
-    # otherwise compound |q| - 1 through L̂_w = R L_b / |L|.
     return qnormalize(q1), (Lb[0] * f.norm, Lb[1] * f.norm, Lb[2] * f.norm)
 
 
