@@ -43,11 +43,19 @@ GOAL = 2.0
 
 
 @njit
+def body(q, L, J, b):
+    """Body ``b``'s ``(q, L_b, J)`` as tuples."""
+    return (
+        (q[b, 0], q[b, 1], q[b, 2], q[b, 3]),
+        (L[b, 0], L[b, 1], L[b, 2]),
+        (J[b, 0], J[b, 1], J[b, 2]),
+    )
+
+
+@njit
 def run_rk4(q, L, J, h, steps, out):
     for b in range(q.shape[0]):
-        qb = (q[b, 0], q[b, 1], q[b, 2], q[b, 3])
-        Lb = (L[b, 0], L[b, 1], L[b, 2])
-        Jb = (J[b, 0], J[b, 1], J[b, 2])
+        qb, Lb, Jb = body(q, L, J, b)
         Ib = krigid.pseudo_inverse(Jb)
         for _ in range(steps):
             qb, Lb = krigid.step_rk4(qb, Lb, Jb, Ib, (0.0, 0.0, 0.0), h)
@@ -57,11 +65,8 @@ def run_rk4(q, L, J, h, steps, out):
 @njit
 def run_exact(q, L, J, h, steps, out):
     for b in range(q.shape[0]):
-        f = kexact.prepare(
-            (q[b, 0], q[b, 1], q[b, 2], q[b, 3]),
-            (L[b, 0], L[b, 1], L[b, 2]),
-            (J[b, 0], J[b, 1], J[b, 2]),
-        )
+        qb, Lb, Jb = body(q, L, J, b)
+        f = kexact.prepare(qb, Lb, Jb)
         acc = 0.0
         for s in range(1, steps + 1):
             qb, Lb = kexact.evaluate(f, s * h)
@@ -72,9 +77,7 @@ def run_exact(q, L, J, h, steps, out):
 @njit
 def run_free_flow(q, L, J, h, steps, out):
     for b in range(q.shape[0]):
-        qb = (q[b, 0], q[b, 1], q[b, 2], q[b, 3])
-        Lb = (L[b, 0], L[b, 1], L[b, 2])
-        Jb = (J[b, 0], J[b, 1], J[b, 2])
+        qb, Lb, Jb = body(q, L, J, b)
         for _ in range(steps):
             qb, Lb = kexact.free_flow(qb, Lb, Jb, h)
         out[b] = qb[0] + Lb[0]
