@@ -1,4 +1,4 @@
-"""Exact torque-free motion, compiled: Carlson integrals, Jacobi functions, the free flow.
+"""Exact torque-free motion, compiled: Jacobi functions by theta series, the free flow.
 
 Per-body kernels on tuples of float64, the maths of ``docs/exact.md`` (reference
 ``shared/reference/rigid-body-integrators.md`` §4.2, §4.3). The flow is split in two:
@@ -16,9 +16,11 @@ imaginary transformation (DLMF 20.7.30, 22.6.iv), of ``q' = exp(-π K/K')`` when
 ``m > 1/2``; either nome is at most ``exp(-π) = 0.0432``, so four terms reach round-off.
 In the second form ``cn`` and ``dn`` are ratios of sums of positive terms and keep their
 relative accuracy where they are tiny (near the separatrix), and the separatrix itself
-(``q' = 0``) is the same formula: ``sn = tanh``, ``cn = dn = sech``. ``K`` and ``K'``, the
-phase and the complete third-kind integral come from Carlson's ``R_F`` and ``R_J``
-(duplication, DLMF 19.36.i), in :func:`prepare` only.
+(``q' = 0``) is the same formula: ``sn = tanh``, ``cn = dn = sech``. The nome comes from
+its series in the modulus (A&S 17.3.21), ``K`` and ``K'`` from the nome (DLMF 20.9.2), the
+complete third-kind integral from the series itself; only the phase ``u0`` and the
+parameter of the third-kind integral need an incomplete integral, Carlson's ``R_F``
+(duplication, DLMF 19.36.i), in :func:`prepare`.
 """
 
 from __future__ import annotations
@@ -71,8 +73,9 @@ Theta = namedtuple(
 #: * asymmetric: ``P`` (row-major, body to frame coordinates) and its quaternion ``p``;
 #:   ``amp`` the sorted amplitudes of ``L/|L|``; flags ``case_a``, ``ref_e3``,
 #:   ``circulates``, ``separatrix``; ``norm = |L|``, ``wp``, ``u0``, ``K`` (inf on the
-#:   separatrix) and ``half_per_K = 1/2K``, ``Vc = Π(n|m) - K``, ``V0 = V(u0)``, ``psi_rate = |L| J_ref'`` and
-#:   ``psi_v = ± |L| (J1 - J3) / wp`` (``ψ = psi_rate t + psi_v (V(u) - V0)``), ``theta``.
+#:   separatrix) and ``half_per_K = 1/2K``, ``Vc = Π(n|m) - K``, ``V0 = V(u0)``,
+#:   ``psi_rate = |L| J1`` (reference e3) or ``|L| J3`` (e1) and ``psi_v = ± |L| (J1 - J3)
+#:   / wp`` (``ψ = psi_rate t + psi_v (V(u) - V0)``), ``theta``.
 Flow = namedtuple(
     "Flow",
     [
@@ -477,7 +480,7 @@ def elliptic(L, J):
         m, m1 = 1.0, 0.0
     else:
         # 1 - m below 1e-100 (an orbit within ~1e-50 |L| of the unstable axis) is raised to
-        # it: far below the round-off of L_b itself, and R_F, R_J stay in their range.
+        # it: far below the round-off of L_b itself; the series' powers stay normal numbers.
         m1 = max(m1, M1_FLOOR)
     return (
         P, case_a, separatrix, ref_e3, norm, d13, J1, J3,
@@ -574,9 +577,9 @@ def prepare(q, L, J):
     moment (the momentum on such axes is cleared: the constraint absorbs it) or a steady
     spin. Symmetric top: ``q(t) = exp(J⊥ L_w t/2) ⊗ q0 ⊗ exp(Ω t e_a/2)``. Asymmetric
     top: ``u0 = sn0 R_F(cn0², dn0², 1)`` (reflected to ``±2K - u0`` when ``cn0 < 0``;
-    ``asinh(sn0/cn0)`` on the separatrix), ``K = R_F(0, 1-m, 1)``, ``K' = R_F(0, m, 1)``,
-    ``Vc = (n/3) R_J(0, 1-m, 1, 1-n)``, the theta constants, and ``V0``, ``ϕ0``, ``θ0``
-    from the same evaluation as every later time, so ``t = 0`` returns ``q0`` to round-off.
+    ``asinh(sn0/cn0)`` on the separatrix), ``K``, ``Π(n|m) - K`` and the theta constants
+    (:func:`theta_constants`), and ``V0``, ``ϕ0``, ``θ0`` from the same evaluation as every
+    later time, so ``t = 0`` returns ``q0`` to round-off.
     """
     L = (
         L[0] if J[0] > 0.0 else 0.0,
