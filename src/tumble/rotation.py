@@ -506,7 +506,9 @@ def rotvec_to_matrix(phi: ArrayLike) -> np.ndarray:
         one = np.empty((3, 3), dtype=ps.dtype)
         if not _k.rotvec_to_matrix_one(ps, one):
             return one
-    return _no_overflow(_rotvec_matrix(_k.rotvec_to_matrix_gu, phi), "phi", "rotation vectors")
+    with np.errstate(over="ignore", invalid="ignore"):  # |phi|² of huge phi: handled
+        out = _rotvec_matrix(_k.rotvec_to_matrix_gu, phi)
+    return _no_overflow(out, "phi", "rotation vectors")
 
 
 def matrix_to_rotvec(R: ArrayLike) -> np.ndarray:
@@ -586,7 +588,10 @@ def quat_exp(x: ArrayLike) -> np.ndarray:
         one = np.empty(4, dtype=xs.dtype)
         if not _k.quat_exp_one(xs, one):
             return one
-    return _no_overflow(_unary(_k.quat_exp_gu, _vec(x, "x"), 4), "x", "vectors")
+    xa = _vec(x, "x")
+    with np.errstate(over="ignore", invalid="ignore"):  # |x|² of huge x: handled
+        out = _unary(_k.quat_exp_gu, xa, 4)
+    return _no_overflow(out, "x", "vectors")
 
 
 def quat_log(q: ArrayLike) -> np.ndarray:
