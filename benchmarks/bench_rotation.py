@@ -50,7 +50,8 @@ from typing import Any
 
 import numba
 import numpy as np
-from scipy.spatial.transform import Rotation
+from scipy.spatial.transform import Rotation, Slerp
+from scipy.spatial.transform import RotationSpline as ScipySpline
 
 from _common import (
     GLIBC_KEEP_ALL,
@@ -67,9 +68,6 @@ from _common import (
     threads,
     write_section,
 )
-from scipy.spatial.transform import RotationSpline as ScipySpline
-from scipy.spatial.transform import Slerp
-
 from tumble import interpolate as ti
 from tumble import rotation as tr
 from tumble._kernels import rotation as _rk
@@ -549,7 +547,10 @@ def scipy_peer_section(rng: np.random.Generator) -> str:
                 labels[op] = label
                 times.setdefault(op, {})[n] = (best_time(ours), best_time(theirs))
                 t = times[op][n]
-                print(f"{op:38s} N={n:>9,}  tumble {fmt_time(t[0])}  SciPy {fmt_time(t[1])}", flush=True)
+                print(
+                    f"{op:38s} N={n:>9,}  tumble {fmt_time(t[0])}  SciPy {fmt_time(t[1])}",
+                    flush=True,
+                )
     build = {n: _spline_build(n, rng) for n in SPLINE_BUILD_SIZES}
     header = ["function", "SciPy equivalent"]
     for n in PEER_SIZES:
@@ -563,9 +564,7 @@ def scipy_peer_section(rng: np.random.Generator) -> str:
             row += [fmt_time(ours), fmt_time(theirs), _ratio(theirs, ours)]
         one = by_n[1][1] / by_n[1][0] >= 1
         big = by_n[PEER_SIZES[-1]][1] / by_n[PEER_SIZES[-1]][0] >= 10
-        row.append(
-            f"1: {'met' if one else '**not met**'}, 10⁶: {'met' if big else '**not met**'}"
-        )
+        row.append(f"1: {'met' if one else '**not met**'}, 10⁶: {'met' if big else '**not met**'}")
         rows.append(row)
     build_rows = [
         [f"{n:,}", fmt_time(b[0]), fmt_time(b[1]), _ratio(b[1], b[0])] for n, b in build.items()

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.spatial.transform import Rotation, Slerp
 from scipy.spatial.transform import RotationSpline as ScipySpline
+from scipy.spatial.transform import Slerp
+from tests.oracles import cover_distance
+from tests.oracles import scipy_quat as from_sp
+from tests.oracles import scipy_rotation as to_sp
 
 import tumble.rotation as tr
 from tumble import InputError, exact
@@ -30,19 +33,6 @@ class ConvergedSpline(ScipySpline):
 
     MAX_ITER = 200
     TOL = 1e-16
-
-
-def to_sp(q):
-    return Rotation.from_quat(np.asarray(q)[..., [1, 2, 3, 0]])
-
-
-def from_sp(r):
-    return r.as_quat()[..., [3, 0, 1, 2]]
-
-
-def cover_distance(a, b):
-    a, b = np.broadcast_arrays(a, b)
-    return np.minimum(np.abs(a - b).max(axis=-1), np.abs(a + b).max(axis=-1))
 
 
 # -- slerp -------------------------------------------------------------------------------
@@ -103,8 +93,14 @@ def test_slerp_input_errors():
 def test_squad_passes_through_the_keys(rng):
     keys = tr.random_quat(6, rng)
     a = squad_controls(keys)
-    assert np.max(cover_distance(squad(keys[:-1], keys[1:], a[:-1], a[1:], 0.0), keys[:-1])) <= 4 * EPS64
-    assert np.max(cover_distance(squad(keys[:-1], keys[1:], a[:-1], a[1:], 1.0), keys[1:])) <= 4 * EPS64
+    assert (
+        np.max(cover_distance(squad(keys[:-1], keys[1:], a[:-1], a[1:], 0.0), keys[:-1]))
+        <= 4 * EPS64
+    )
+    assert (
+        np.max(cover_distance(squad(keys[:-1], keys[1:], a[:-1], a[1:], 1.0), keys[1:]))
+        <= 4 * EPS64
+    )
 
 
 def test_squad_on_a_uniform_geodesic_is_slerp(rng):
@@ -116,7 +112,10 @@ def test_squad_on_a_uniform_geodesic_is_slerp(rng):
     a = squad_controls(keys)
     assert np.max(cover_distance(a, keys)) <= 16 * EPS64
     s = np.linspace(0, 1, 9)[:, None]
-    assert np.max(cover_distance(squad(keys[1], keys[2], a[1], a[2], s), slerp(keys[1], keys[2], s))) <= 1e-14
+    assert (
+        np.max(cover_distance(squad(keys[1], keys[2], a[1], a[2], s), slerp(keys[1], keys[2], s)))
+        <= 1e-14
+    )
 
 
 def test_squad_has_continuous_angular_velocity_at_the_keys(rng):
@@ -164,8 +163,13 @@ def test_spline_matches_scipy_at_and_between_knots(n, rng):
     w_body, a_body = ref(t, 1), ref(t, 2)
     assert np.max(np.abs(ours.angular_velocity(t, frame="body") - w_body)) <= SCIPY_TOL
     assert np.max(np.abs(ours.angular_acceleration(t, frame="body") - a_body)) <= SCIPY_TOL
-    assert np.max(np.abs(ours.angular_velocity(t) - np.einsum("nij,nj->ni", R, w_body))) <= SCIPY_TOL
-    assert np.max(np.abs(ours.angular_acceleration(t) - np.einsum("nij,nj->ni", R, a_body))) <= SCIPY_TOL
+    assert (
+        np.max(np.abs(ours.angular_velocity(t) - np.einsum("nij,nj->ni", R, w_body))) <= SCIPY_TOL
+    )
+    assert (
+        np.max(np.abs(ours.angular_acceleration(t) - np.einsum("nij,nj->ni", R, a_body)))
+        <= SCIPY_TOL
+    )
 
 
 def test_spline_interpolates_the_samples(rng):
@@ -214,7 +218,9 @@ def test_spline_angular_velocity_converges_at_third_order_on_exact_motion():
         q_s, _ = exact.torque_free(q0, w0, J, ts)
         sp = RotationSpline(ts, q_s)
         errors.append(np.max(np.abs(sp.angular_velocity(t_check) - w_ref)))
-        assert np.max(tr.rotation_angle(sp(t_check), q_ref)) <= 4e-6 * (h / 0.2) ** 4  # measured 2.3e-6 at h = 0.2
+        assert (
+            np.max(tr.rotation_angle(sp(t_check), q_ref)) <= 4e-6 * (h / 0.2) ** 4
+        )  # measured 2.3e-6 at h = 0.2
     orders = np.log2(np.array(errors[:-1]) / np.array(errors[1:]))
     assert np.all(orders >= 2.8), orders  # documented O(h³); the issue asks O(h²) or better
 
@@ -223,14 +229,17 @@ def test_spline_keeps_the_dtype_and_shape_of_t(rng):
     times, q = _samples(rng)
     sp = RotationSpline(times, q.astype(np.float32))
     t = np.linspace(times[0], times[-1], 12).reshape(3, 4)
-    assert sp(t).shape == (3, 4, 4) and sp(t).dtype == np.float32
+    assert sp(t).shape == (3, 4, 4)
+    assert sp(t).dtype == np.float32
     assert sp.angular_velocity(t).shape == (3, 4, 3)
     assert sp.angular_acceleration(2.0).shape == (3,)
 
 
 def test_spline_input_errors():
     q = tr.rotvec_to_quat(np.zeros((3, 3)))
-    with pytest.raises(InputError, match=r"^times: expected strictly increasing times, got times\[2\]"):
+    with pytest.raises(
+        InputError, match=r"^times: expected strictly increasing times, got times\[2\]"
+    ):
         RotationSpline([0.0, 1.0, 1.0], q)
     with pytest.raises(InputError, match=r"^times: expected strictly increasing"):
         RotationSpline([0.0, 2.0, 1.0], q)

@@ -7,6 +7,9 @@ import warnings
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
+from tests.oracles import cover_distance
+from tests.oracles import scipy_quat as from_sp
+from tests.oracles import scipy_rotation as to_sp
 
 import tumble.rotation as tr
 from tumble import InputError
@@ -14,19 +17,6 @@ from tumble import InputError
 EPS64 = float(np.finfo(np.float64).eps)
 #: The issue's bar for agreement with SciPy (float64, random inputs).
 SCIPY_TOL = 1e-12
-
-
-def to_sp(q):
-    return Rotation.from_quat(np.asarray(q)[..., [1, 2, 3, 0]])
-
-
-def from_sp(r):
-    return r.as_quat()[..., [3, 0, 1, 2]]
-
-
-def cover_distance(a, b):
-    a, b = np.broadcast_arrays(a, b)
-    return np.minimum(np.abs(a - b).max(axis=-1), np.abs(a + b).max(axis=-1))
 
 
 def clustered(rng, n, spread=0.4, shape=()):
@@ -172,10 +162,12 @@ def test_align_vectors_batches_broadcast(rng):
     a = rng.standard_normal((4, 6, 3))
     b = rng.standard_normal((6, 3))
     q, rssd = tr.align_vectors(a, b)
-    assert q.shape == (4, 4) and rssd.shape == (4,)
+    assert q.shape == (4, 4)
+    assert rssd.shape == (4,)
     for g in range(4):
         qg, rg = tr.align_vectors(a[g], b)
-        assert cover_distance(q[g], qg) <= 4 * EPS64 and abs(rssd[g] - rg) <= 4 * EPS64
+        assert cover_distance(q[g], qg) <= 4 * EPS64
+        assert abs(rssd[g] - rg) <= 4 * EPS64
 
 
 def test_align_vectors_input_errors():
@@ -203,7 +195,8 @@ def test_align_vectors_input_errors():
 def test_align_vectors_keeps_float32(rng):
     a, b = rng.standard_normal((2, 10, 3)).astype(np.float32)
     q, rssd = tr.align_vectors(a, b)
-    assert q.dtype == np.float32 and rssd.dtype == np.float32
+    assert q.dtype == np.float32
+    assert rssd.dtype == np.float32
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rs, _ = Rotation.align_vectors(a.astype(np.float64), b.astype(np.float64))

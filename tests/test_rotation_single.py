@@ -71,7 +71,9 @@ def test_single_element_path_is_bit_identical_to_the_batched_path(name, dtype, r
         assert np.array_equal(single, batched[i]), f"{name} element {i}"
 
 
-@pytest.mark.parametrize("name", ["quat_multiply", "quat_rotate", "quat_to_matrix", "quat_to_euler"])
+@pytest.mark.parametrize(
+    "name", ["quat_multiply", "quat_rotate", "quat_to_matrix", "quat_to_euler"]
+)
 def test_single_element_from_lists_and_integers_promotes_like_the_batched_path(name, rng):
     fn, makers, kwargs = CASES[name]
     args = [np.round(make(rng, 1, np.float64)[0] * 4) for make in makers]
@@ -151,12 +153,18 @@ def test_quat_multiply_of_huge_quaternions_is_not_nan():
     p = np.array([a, a, 0.0, 0.0])
     # w = a² - a² = 0 exactly; x = 2a² overflows for real.
     r = tr.quat_multiply(p, p)
-    assert r[0] == 0.0 and r[1] == np.inf and r[2] == 0.0 and r[3] == 0.0
+    assert r[0] == 0.0
+    assert r[1] == np.inf
+    assert r[2] == 0.0
+    assert r[3] == 0.0
     # w = b² + b² - b²: the plain sum overflows on the way (inf), the true value is b².
     b = 1.2e154
     p, q = [b, -b, b, 0.0], [b, b, b, 0.0]
     r = tr.quat_multiply(p, q)
-    assert r[0] == b * b and r[1] == 0.0 and r[2] == np.inf and r[3] == -np.inf
+    assert r[0] == b * b
+    assert r[1] == 0.0
+    assert r[2] == np.inf
+    assert r[3] == -np.inf
     batched = tr.quat_multiply(np.array([p] * 3), q)
     assert np.array_equal(batched, np.tile(r, (3, 1)))
 

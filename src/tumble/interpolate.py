@@ -130,7 +130,9 @@ def squad_controls(q: ArrayLike) -> np.ndarray:
     """
     qa = unit_quat(q, "q")
     if qa.ndim < 2 or qa.shape[-2] < 2:
-        raise InputError(f"q: expected at least two keys, shape (..., n >= 2, 4), got shape {qa.shape}")
+        raise InputError(
+            f"q: expected at least two keys, shape (..., n >= 2, 4), got shape {qa.shape}"
+        )
     out = qa.copy()
     mid = qa[..., 1:-1, :]
     inv = quat_conjugate(mid)
@@ -182,7 +184,9 @@ class RotationSpline:
             raise InputError(f"times: expected shape (n,) with n >= 2, got shape {t.shape}")
         qa = unit_quat(q, "q")
         if qa.shape != (t.shape[0], 4):
-            raise InputError(f"q: expected shape ({t.shape[0]}, 4) to match times, got shape {qa.shape}")
+            raise InputError(
+                f"q: expected shape ({t.shape[0]}, 4) to match times, got shape {qa.shape}"
+            )
         t64 = t.astype(np.float64)
         h = np.diff(t64)
         if not np.all(h > 0):
@@ -269,7 +273,9 @@ class RotationSpline:
         world = as_choice(frame, "frame", ("world", "body")) == "world"
         ta = as_float_array(t, "t").astype(np.float64)
         flat = ta.reshape(-1)
-        index = np.clip(np.searchsorted(self._times, flat, side="right") - 1, 0, len(self._times) - 2)
+        index = np.clip(
+            np.searchsorted(self._times, flat, side="right") - 1, 0, len(self._times) - 2
+        )
         tau = flat - self._times[index]
         out = np.empty((flat.size, 4 if what == 0 else 3))
         kernel = _k.spline_parallel if use_parallel(flat.size) else _k.spline_serial

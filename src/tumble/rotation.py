@@ -216,10 +216,57 @@ def _flat(
     return out.reshape((*leading, n_out)), flagged
 
 
+def _one_input(
+    loops: tuple[Any, Any],
+    x: Any,
+    name: str,
+    n_in: int,
+    n_out: int,
+    check: Any,
+    extra: Any = lambda dtype: (),
+) -> np.ndarray:
+    """A one-input flat loop with the single-element fast path.
+
+    ``loops`` are the serial and parallel twins, called as ``loop(x, *extra(dtype), out)``;
+    ``check(x, name, out)`` runs the full validation when the loop flags a row (raising
+    for bad input) and decides what a flagged result from finite input means.
+    """
+    one = _single(x, (n_in,))
+    if one is not None:
+        out = np.empty(n_out, dtype=one.dtype)
+        if not loops[0](one, *extra(one.dtype), out):
+            return out
+    xa = as_float_array(x, name, (n_in,), finite=False)
+    out, bad = _flat(*loops, {name: xa}, n_out, *extra(xa.dtype))
+    if bad:
+        check(xa, name, out)
+    return out
+
+
+def _finite_vector(x: np.ndarray, name: str, out: np.ndarray) -> None:
+    _vec(x, name)
+
+
+def _finite_rotation_vector(x: np.ndarray, name: str, out: np.ndarray) -> None:
+    _vec(x, name)
+    _no_overflow(out, name, "rotation vectors")
+
+
+def _usable_quat(x: np.ndarray, name: str, out: np.ndarray) -> None:
+    _rotation_quat(x, name)
+
+
+def _tiny(dtype: np.dtype) -> tuple[float]:
+    return (_TINY[dtype],)
+
+
 def _no_overflow(out: np.ndarray, name: str, what: str) -> np.ndarray:
     """``out`` unless finite input gave a NaN: then the input's size overflowed (raise)."""
     if np.isnan(out).any():
-        raise InputError(f"{name}: expected {what} whose size is a finite float, got one so large that it overflows")
+        raise InputError(
+            f"{name}: expected {what} whose size is a finite float, got one so large "
+            "that it overflows"
+        )
     return out
 
 
@@ -451,17 +498,8 @@ def rotvec_to_quat(phi: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 4)
     """
-    ps = _single(phi, (3,))
-    if ps is not None:
-        one = np.empty(4, dtype=ps.dtype)
-        if not _k.rotvec_to_quat_serial(ps, one):
-            return one
-    pa = as_float_array(phi, "phi", (3,), finite=False)
-    out, bad = _flat(_k.rotvec_to_quat_serial, _k.rotvec_to_quat_parallel, {"phi": pa}, 4)
-    if bad:
-        _vec(phi, "phi")
-        _no_overflow(out, "phi", "rotation vectors")
-    return out
+    loops = (_k.rotvec_to_quat_serial, _k.rotvec_to_quat_parallel)
+    return _one_input(loops, phi, "phi", 3, 4, _finite_rotation_vector)
 
 
 def quat_to_rotvec(q: ArrayLike) -> np.ndarray:
@@ -776,17 +814,10 @@ def euler_to_quat(angles: ArrayLike, seq: str, degrees: bool = False) -> np.ndar
     i, j, k, extrinsic = _sequence(seq)
     if _as_bool(degrees, "degrees"):
         angles = np.deg2rad(as_float_array(angles, "angles", (3,)))
-    one = _single(angles, (3,))
-    if one is not None:
-        out = np.empty(4, dtype=one.dtype)
-        if not _k.euler_to_quat_serial(one, i, j, k, extrinsic, out):
-            return out
-    a = as_float_array(angles, "angles", (3,), finite=False)
     loops = (_k.euler_to_quat_serial, _k.euler_to_quat_parallel)
-    out, bad = _flat(*loops, {"angles": a}, 4, i, j, k, extrinsic)
-    if bad:
-        _vec(a, "angles")
-    return out
+    return _one_input(
+        loops, angles, "angles", 3, 4, _finite_vector, lambda dtype: (i, j, k, extrinsic)
+    )
 
 
 def quat_to_euler(q: ArrayLike, seq: str, degrees: bool = False) -> np.ndarray:
@@ -917,17 +948,8 @@ def quat_to_mrp(q: ArrayLike) -> np.ndarray:
     ndarray, shape (..., 3)
         ``|p| <= 1``.
     """
-    one = _single(q, (4,))
-    if one is not None:
-        out = np.empty(3, dtype=one.dtype)
-        if not _k.quat_to_mrp_serial(one, _TINY[one.dtype], out):
-            return out
-    qa = as_float_array(q, "q", (4,), finite=False)
     loops = (_k.quat_to_mrp_serial, _k.quat_to_mrp_parallel)
-    out, bad = _flat(*loops, {"q": qa}, 3, _TINY[qa.dtype])
-    if bad:
-        _rotation_quat(qa, "q")
-    return out
+    return _one_input(loops, q, "q", 4, 3, _usable_quat, _tiny)
 
 
 def mrp_to_quat(p: ArrayLike) -> np.ndarray:
@@ -946,16 +968,8 @@ def mrp_to_quat(p: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 4)
     """
-    one = _single(p, (3,))
-    if one is not None:
-        out = np.empty(4, dtype=one.dtype)
-        if not _k.mrp_to_quat_serial(one, out):
-            return out
-    pa = as_float_array(p, "p", (3,), finite=False)
-    out, bad = _flat(_k.mrp_to_quat_serial, _k.mrp_to_quat_parallel, {"p": pa}, 4)
-    if bad:
-        _vec(pa, "p")
-    return out
+    loops = (_k.mrp_to_quat_serial, _k.mrp_to_quat_parallel)
+    return _one_input(loops, p, "p", 3, 4, _finite_vector)
 
 
 def mrp_shadow(p: ArrayLike) -> np.ndarray:
@@ -977,12 +991,16 @@ def mrp_shadow(p: ArrayLike) -> np.ndarray:
     pa = _vec(p, "p")
     m = np.max(np.abs(pa), axis=-1, keepdims=True)
     if pa.size and not np.all(m > 0):
-        raise InputError("p: expected nonzero MRPs (the identity's shadow is at infinity), got p = 0")
+        raise InputError(
+            "p: expected nonzero MRPs (the identity's shadow is at infinity), got p = 0"
+        )
     y = pa / np.where(m > 0, m, 1)
     with np.errstate(over="ignore"):
         out = -y / (np.sum(y * y, axis=-1, keepdims=True) * m)
     if not np.all(np.isfinite(out)):
-        raise InputError("p: expected MRPs whose shadow -p/|p|^2 is a finite float, got one too small")
+        raise InputError(
+            "p: expected MRPs whose shadow -p/|p|^2 is a finite float, got one too small"
+        )
     return out
 
 
@@ -1048,7 +1066,9 @@ def _weights(weights: Any, batch: tuple[int, ...]) -> np.ndarray:
     except ValueError:
         shape = None
     if shape != batch:
-        raise InputError(f"weights: expected a shape that broadcasts to {batch}, got shape {w.shape}")
+        raise InputError(
+            f"weights: expected a shape that broadcasts to {batch}, got shape {w.shape}"
+        )
     if w.size and not np.min(w) >= 0:
         raise InputError(f"weights: expected non-negative weights, got {np.min(w):.6g}")
     return np.broadcast_to(w, batch)
@@ -1174,7 +1194,9 @@ def align_vectors(
     with np.errstate(over="ignore", invalid="ignore"):
         _k.align_correlation(A64, B64, W64, H)
     if not np.all(np.isfinite(H)):
-        raise InputError("a, b: expected vectors whose weighted products are finite floats, got an overflow")
+        raise InputError(
+            "a, b: expected vectors whose weighted products are finite floats, got an overflow"
+        )
     U, S, Vt = np.linalg.svd(H)
     d = np.sign(np.linalg.det(U @ Vt))
     D = np.ones((groups, 3))

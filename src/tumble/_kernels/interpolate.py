@@ -18,12 +18,14 @@ from tumble._kernels.dispatch import load4, load_scalar
 from tumble._kernels.rotation import (
     cross,
     dot,
+    horner,
     qconj,
     qexp,
     qlog,
     qmul,
     qnormalize,
     qrotate,
+    quat_ok,
     rotvec_to_q,
     so3_b,
     so3_jacobian,
@@ -57,12 +59,6 @@ def slerp_q(a, b, s):
 
 
 @njit
-def _ok(q, tiny):
-    n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
-    return (n2 >= tiny) & (n2 < math.inf)
-
-
-@njit
 def _slerp_at(i, q0, q1, s, tiny, out):
     a = load4(q0, i)
     b = load4(q1, i)
@@ -70,7 +66,7 @@ def _slerp_at(i, q0, q1, s, tiny, out):
     j = _U4 * i
     out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
     total = abs(r[0]) + abs(r[1]) + abs(r[2]) + abs(r[3])
-    return np.int64(not (_ok(a, tiny) & _ok(b, tiny) & (total < math.inf)))
+    return np.int64(not (quat_ok(a, tiny) & quat_ok(b, tiny) & (total < math.inf)))
 
 
 @njit
@@ -109,11 +105,7 @@ _DB = tuple((-1) ** k * 2 * k / math.factorial(2 * k + 3) for k in range(1, 15))
 def da_over_t(t):
     """``a'(t)/t`` for ``a(t) = (1 - cos t)/t²``."""
     if t < _SERIES_BELOW:
-        z = t * t
-        s = _DA[13]
-        for k in range(12, -1, -1):
-            s = s * z + _DA[k]
-        return s
+        return horner(_DA, t * t)
     h = math.sin(0.5 * t)
     return (t * math.sin(t) - 4.0 * h * h) / (t * t * t * t)
 
@@ -122,11 +114,7 @@ def da_over_t(t):
 def db_over_t(t):
     """``b'(t)/t`` for ``b(t) = (t - sin t)/t³``."""
     if t < _SERIES_BELOW:
-        z = t * t
-        s = _DB[13]
-        for k in range(12, -1, -1):
-            s = s * z + _DB[k]
-        return s
+        return horner(_DB, t * t)
     return (3.0 * math.sin(t) - t * math.cos(t) - 2.0 * t) / (t * t * t * t * t)
 
 

@@ -662,14 +662,20 @@ _B_SERIES = (
 
 
 @njit
+def horner(coefficients, z):
+    """``Σ_k c_k z^k`` for the tuple ``coefficients`` (lowest power first), Horner's rule."""
+    n = len(coefficients)
+    s = coefficients[n - 1]
+    for k in range(n - 2, -1, -1):
+        s = s * z + coefficients[k]
+    return s
+
+
+@njit
 def so3_b(t):
     """``b(t) = (t - sin t)/t³`` to round-off at every ``t >= 0`` (series below 1)."""
     if t < _B_SERIES_BELOW:
-        t2 = t * t
-        s = _B_SERIES[7]
-        for k in range(6, -1, -1):
-            s = s * t2 + _B_SERIES[k]
-        return s
+        return horner(_B_SERIES, t * t)
     return (t - math.sin(t)) / (t * t * t)
 
 
@@ -878,7 +884,7 @@ def qpower(q, s):
 
 
 @njit
-def _quat_ok(q, tiny):
+def quat_ok(q, tiny):
     """Whether the 4-tuple ``q`` is usable as a rotation: ``|q|²`` finite and normal."""
     n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
     return (n2 >= tiny) & (n2 < math.inf)
@@ -916,7 +922,7 @@ def _quat_to_euler_at(i, q, a, b, c, extrinsic, tiny, out):
     r, locked = q_to_euler(qi, a, b, c, extrinsic)
     j = _U3 * i
     out[j], out[j + _U1], out[j + _U2] = r
-    flagged = 0 if _quat_ok(qi, tiny) else 1
+    flagged = 0 if quat_ok(qi, tiny) else 1
     return flagged | _nonfinite(r), np.int64(locked)
 
 
@@ -953,7 +959,7 @@ def _quat_to_mrp_at(i, q, tiny, out):
     r = q_to_mrp(qi)
     j = _U3 * i
     out[j], out[j + _U1], out[j + _U2] = r
-    return (0 if _quat_ok(qi, tiny) else 1) | _nonfinite(r)
+    return (0 if quat_ok(qi, tiny) else 1) | _nonfinite(r)
 
 
 @njit
@@ -1006,7 +1012,7 @@ def _quat_power_at(i, q, s, tiny, out):
     r = qpower(qi, load_scalar(s, i))
     j = _U4 * i
     out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
-    return (0 if _quat_ok(qi, tiny) else 1) | _nonfinite(r)
+    return (0 if quat_ok(qi, tiny) else 1) | _nonfinite(r)
 
 
 @njit
@@ -1153,27 +1159,27 @@ def quat_conjugate_one(q, out):
 def quat_normalize_one(q, tiny, out):
     """``out = q/|q|``; 1 if ``q`` is not a usable rotation."""
     r = _row4(q)
-    return _put(out, qnormalize(r)) | (0 if _quat_ok(r, tiny) else 1)
+    return _put(out, qnormalize(r)) | (0 if quat_ok(r, tiny) else 1)
 
 
 @njit
 def quat_to_matrix_one(q, tiny, out):
     """``out`` (3, 3) = the matrix of ``q`` (widened like ``quat_to_matrix_gu``)."""
-    return _put_matrix(out, q_to_mat(widen4(q))) | (0 if _quat_ok(_row4(q), tiny) else 1)
+    return _put_matrix(out, q_to_mat(widen4(q))) | (0 if quat_ok(_row4(q), tiny) else 1)
 
 
 @njit
 def quat_to_rotvec_one(q, tiny, out):
     """``out`` = the rotation vector of ``q``."""
     r = _row4(q)
-    return _put(out, q_to_rotvec(r)) | (0 if _quat_ok(r, tiny) else 1)
+    return _put(out, q_to_rotvec(r)) | (0 if quat_ok(r, tiny) else 1)
 
 
 @njit
 def quat_log_one(q, tiny, out):
     """``out`` = the vector part of ``log(q/|q|)``."""
     r = _row4(q)
-    return _put(out, qlog(r)) | (0 if _quat_ok(r, tiny) else 1)
+    return _put(out, qlog(r)) | (0 if quat_ok(r, tiny) else 1)
 
 
 @njit
@@ -1207,7 +1213,7 @@ def rotation_angle_one(p, q, tiny):
     """(flag, angle between ``p`` and ``q``)."""
     a, b = _row4(p), _row4(q)
     r = qangle(a, b)
-    ok = _quat_ok(a, tiny) & _quat_ok(b, tiny) & (r < math.inf)
+    ok = quat_ok(a, tiny) & quat_ok(b, tiny) & (r < math.inf)
     return (0 if ok else 1), r
 
 
@@ -1253,7 +1259,9 @@ def align_to_quat(C):
     """Quaternions (``w >= 0``) of the row-major rotation matrices ``C`` (G, 9)."""
     out = np.empty((C.shape[0], 4))
     for g in range(C.shape[0]):
-        r = mat_to_q((C[g, 0], C[g, 1], C[g, 2], C[g, 3], C[g, 4], C[g, 5], C[g, 6], C[g, 7], C[g, 8]))
+        r = mat_to_q(
+            (C[g, 0], C[g, 1], C[g, 2], C[g, 3], C[g, 4], C[g, 5], C[g, 6], C[g, 7], C[g, 8])
+        )
         for m in range(4):
             out[g, m] = r[m]
     return out
