@@ -195,3 +195,11 @@ def test_huge_rotation_vectors_give_unit_quaternions_and_rotations(phi):
 def test_quat_exp_of_a_vector_whose_length_overflows_raises():
     with pytest.raises(InputError, match=r"^x: expected vectors whose size is a finite float"):
         tr.quat_exp([1.7e308, 1.7e308, 1.7e308])
+
+
+def test_quat_power_and_slerp_keep_the_quaternion_dtype(rng):
+    q = tr.random_quat(3, rng).astype(np.float32)
+    assert tr.quat_power(q, 0.5).dtype == np.float32
+    assert tr.quat_power(q[0], 0.5).dtype == np.float32
+    assert np.array_equal(tr.quat_power(q[0], 0.5), tr.quat_power(q[:1], 0.5)[0])
+    assert slerp(q[0], q[1], 0.25).dtype == np.float32

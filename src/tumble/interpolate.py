@@ -62,12 +62,13 @@ def slerp(q0: ArrayLike, q1: ArrayLike, s: ArrayLike) -> np.ndarray:
     Returns
     -------
     ndarray, shape (..., 4)
+        The common dtype of ``q0`` and ``q1`` (``s`` is cast to it).
     """
     a = as_float_array(q0, "q0", (4,), finite=False)
     b = as_float_array(q1, "q1", (4,), finite=False)
     t = as_float_array(s, "s", finite=False)
     leading = broadcast_leading(q0=(a, 1), q1=(b, 1), s=(t, 0))
-    dtype = common_dtype(a, b, t)
+    dtype = common_dtype(a, b)
     size = math.prod(leading)
     operands = [
         flat_operand(x.astype(dtype, copy=False), n, leading, size)

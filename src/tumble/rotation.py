@@ -1023,14 +1023,19 @@ def quat_power(q: ArrayLike, s: ArrayLike) -> np.ndarray:
     Returns
     -------
     ndarray, shape (..., 4)
+        The dtype of ``q`` (``s`` is cast to it).
     """
-    sa = as_float_array(s, "s", finite=False)
+    one = _single(q, (4,))
+    if one is not None and isinstance(s, float | int) and not isinstance(s, bool):
+        out = np.empty(4, dtype=one.dtype)
+        if not _k.quat_power_serial(one, one.dtype.type(s), _TINY[one.dtype], out):
+            return out
     qa = as_float_array(q, "q", (4,), finite=False)
-    dtype = common_dtype(qa, sa)
+    sa = as_float_array(s, "s", finite=False).astype(qa.dtype)
     loops = (_k.quat_power_serial, _k.quat_power_parallel)
-    out, bad = _flat(*loops, {"q": qa, "s": sa}, 4, _TINY[dtype], scalars=("s",))
+    out, bad = _flat(*loops, {"q": qa, "s": sa}, 4, _TINY[qa.dtype], scalars=("s",))
     if bad:
-        _rotation_quat(qa.astype(dtype, copy=False), "q")
+        _rotation_quat(qa, "q")
         as_float_array(sa, "s")
         _no_overflow(out, "s", "powers times angles")
     return out
@@ -1120,11 +1125,8 @@ def quat_mean(
     total = w64.sum(axis=1)
     if groups and not np.all(total > 0):
         raise InputError("weights: expected a positive total weight in every group, got zero")
-    K = np.empty((groups, 4, 4))
-    _k.quat_mean_matrix(q64, w64, K)
-    _, vectors = np.linalg.eigh(K)
-    mean = vectors[..., -1]
-    mean *= np.where(mean[..., :1] < 0, -1.0, 1.0)
+    mean = np.empty((groups, 4))
+    _k.quat_mean_groups(q64, w64, mean)
     return mean.reshape((*kept_shape, 4)).astype(qa.dtype)
 
 
@@ -1190,47 +1192,22 @@ def align_vectors(
     A64, B64, W64 = A64.reshape(groups, n, 3), B64.reshape(groups, n, 3), W64.reshape(groups, n)
     if groups and not np.all(W64.sum(axis=1) > 0):
         raise InputError("weights: expected a positive total weight, got all zero")
-    H = np.empty((groups, 3, 3))
-    with np.errstate(over="ignore", invalid="ignore"):
-        _k.align_correlation(A64, B64, W64, H)
-    if not np.all(np.isfinite(H)):
+    # |B| <= Σ w |a| |b|: bounded before the SVD, which must not see an infinity.
+    bound = np.max(np.abs(A64), initial=0.0) * np.max(np.abs(B64), initial=0.0) * 3.0
+    if not bound * np.max(W64.sum(axis=1), initial=0.0) < np.finfo(np.float64).max:
         raise InputError(
             "a, b: expected vectors whose weighted products are finite floats, got an overflow"
         )
-    U, S, Vt = np.linalg.svd(H)
-    d = np.sign(np.linalg.det(U @ Vt))
-    D = np.ones((groups, 3))
-    D[:, 2] = np.where(d < 0, -1.0, 1.0)
-    C = (U * D[:, None, :]) @ Vt
-    q = _k.align_to_quat(np.ascontiguousarray(C.reshape(groups, 9)))
-    degenerate = S[:, 1] <= 64 * np.finfo(np.float64).eps * S[:, 0]
-    if np.any(degenerate):
-        # Rank one: the best rotations map the line of b (V's first row) onto that of a
-        # (U's first column) and turn freely about it; take the smallest of them.
-        q[degenerate] = _shortest_arc(Vt[degenerate, 0, :], U[degenerate, :, 0])
+    q = np.empty((groups, 4))
     rssd = np.empty(groups)
-    _k.align_residual(A64, B64, W64, np.ascontiguousarray(q), rssd)
+    _k.align_groups(A64, B64, W64, q, rssd)
+    if not np.all(np.isfinite(rssd)):
+        raise InputError(
+            "a, b: expected vectors whose weighted products are finite floats, got an overflow"
+        )
     q_out = q.reshape((*leading, 4)).astype(dtype)
     r_out = rssd.reshape(leading).astype(dtype)
     return q_out, r_out[()]
-
-
-def _shortest_arc(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Unit quaternions of the smallest rotations taking unit vectors ``u`` to ``v`` (N, 3).
-
-    ``q = normalize(1 + u·v, u × v)``; for opposite vectors a half turn about the axis
-    ``u × e`` with ``e`` the coordinate axis least aligned with ``u``.
-    """
-    c = np.sum(u * v, axis=-1)
-    axis = np.cross(u, v)
-    q = np.concatenate([(1.0 + c)[:, None], axis], axis=-1)
-    opposite = 1.0 + c <= 1e-8
-    if np.any(opposite):
-        uo = u[opposite]
-        e = np.eye(3)[np.argmin(np.abs(uo), axis=-1)]
-        perp = np.cross(uo, e)
-        q[opposite] = np.concatenate([np.zeros((len(uo), 1)), perp], axis=-1)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
 def random_quat(

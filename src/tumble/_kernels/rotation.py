@@ -1223,60 +1223,96 @@ def rotation_angle_one(p, q, tiny):
 
 
 @njit
-def quat_mean_matrix(q, w, K):
-    """``K[g] = Σ_i w[g, i] q̂ q̂ᵀ`` over the rows ``q[g, i]`` (normalised) of each group."""
+def quat_mean_groups(q, w, out):
+    """Markley mean of each group: ``out[g]`` = top eigenvector of ``Σ_i w q̂ q̂ᵀ`` (w >= 0).
+
+    ``q`` (G, N, 4), ``w`` (G, N); the 4 x 4 sums in float64, LAPACK's ``eigh`` per group.
+    """
+    K = np.empty((4, 4))
     for g in range(q.shape[0]):
-        acc = np.zeros((4, 4))
+        K[:] = 0.0
         for i in range(q.shape[1]):
             qi = qnormalize((q[g, i, 0], q[g, i, 1], q[g, i, 2], q[g, i, 3]))
             wi = w[g, i]
             for r in range(4):
                 wr = wi * qi[r]
                 for c in range(r, 4):
-                    acc[r, c] += wr * qi[c]
+                    K[r, c] += wr * qi[c]
         for r in range(4):
-            for c in range(r, 4):
-                K[g, r, c] = acc[r, c]
-                K[g, c, r] = acc[r, c]
+            for c in range(r):
+                K[r, c] = K[c, r]
+        _, vectors = np.linalg.eigh(K)
+        sign = -1.0 if vectors[0, 3] < 0.0 else 1.0
+        for r in range(4):
+            out[g, r] = sign * vectors[r, 3]
+
+
+# Two singular values closer than this (relative) make the correlation matrix rank one: all
+# pairs collinear, the turn about their line free.
+RANK_ONE = 64 * 2.220446049250313e-16
 
 
 @njit
-def align_correlation(a, b, w, H):
-    """``H[g] = Σ_i w[g, i] a[g, i] b[g, i]ᵀ`` for each group ``g``."""
+def _shortest_arc(u, v):
+    """Unit quaternion of the smallest rotation taking the unit vector ``u`` to ``v``.
+
+    ``normalize(1 + u·v, u × v)``; for opposite vectors a half turn about ``u × e``, ``e``
+    the coordinate axis least aligned with ``u``.
+    """
+    c = dot(u, v)
+    if 1.0 + c <= 1e-8:
+        k = 0
+        if abs(u[1]) < abs(u[k]):
+            k = 1
+        if abs(u[2]) < abs(u[k]):
+            k = 2
+        e = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
+        p = cross(u, e)
+        return qnormalize((0.0, p[0], p[1], p[2]))
+    x = cross(u, v)
+    return qnormalize((1.0 + c, x[0], x[1], x[2]))
+
+
+@njit
+def align_groups(a, b, w, q_out, rssd_out):
+    """Wahba's problem per group: the rotation taking ``b[g]`` best onto ``a[g]``, and the rssd.
+
+    ``B = Σ w a bᵀ = U S Vᵀ``, ``R = U diag(1, 1, det U Vᵀ) Vᵀ``; rank one (``s_2 <= RANK_ONE
+    s_1``): the smallest rotation taking V's first column onto U's. The rssd is
+    ``sqrt(Σ w |a - R b|²)`` summed directly (no cancellation).
+    """
+    B = np.empty((3, 3))
     for g in range(a.shape[0]):
-        acc = np.zeros((3, 3))
+        B[:] = 0.0
         for i in range(a.shape[1]):
             wi = w[g, i]
             for r in range(3):
                 war = wi * a[g, i, r]
                 for c in range(3):
-                    acc[r, c] += war * b[g, i, c]
-        H[g] = acc
-
-
-@njit
-def align_to_quat(C):
-    """Quaternions (``w >= 0``) of the row-major rotation matrices ``C`` (G, 9)."""
-    out = np.empty((C.shape[0], 4))
-    for g in range(C.shape[0]):
-        r = mat_to_q(
-            (C[g, 0], C[g, 1], C[g, 2], C[g, 3], C[g, 4], C[g, 5], C[g, 6], C[g, 7], C[g, 8])
-        )
-        for m in range(4):
-            out[g, m] = r[m]
-    return out
-
-
-@njit
-def align_residual(a, b, w, q, out):
-    """``out[g] = sqrt(Σ_i w |a_i - R(q_g) b_i|²)``: the rssd, summed without cancellation."""
-    for g in range(a.shape[0]):
-        qg = (q[g, 0], q[g, 1], q[g, 2], q[g, 3])
+                    B[r, c] += war * b[g, i, c]
+        U, S, Vt = np.linalg.svd(B)
+        if S[1] <= RANK_ONE * S[0]:
+            q = _shortest_arc((Vt[0, 0], Vt[0, 1], Vt[0, 2]), (U[0, 0], U[1, 0], U[2, 0]))
+        else:
+            C = U @ Vt
+            det = (
+                C[0, 0] * (C[1, 1] * C[2, 2] - C[1, 2] * C[2, 1])
+                - C[0, 1] * (C[1, 0] * C[2, 2] - C[1, 2] * C[2, 0])
+                + C[0, 2] * (C[1, 0] * C[2, 1] - C[1, 1] * C[2, 0])
+            )
+            if det < 0.0:
+                for r in range(3):
+                    for c in range(3):
+                        C[r, c] -= 2.0 * U[r, 2] * Vt[2, c]
+            q = mat_to_q(
+                (C[0, 0], C[0, 1], C[0, 2], C[1, 0], C[1, 1], C[1, 2], C[2, 0], C[2, 1], C[2, 2])
+            )
         total = 0.0
         for i in range(a.shape[1]):
-            rb = qrotate(qg, (b[g, i, 0], b[g, i, 1], b[g, i, 2]))
+            rb = qrotate(q, (b[g, i, 0], b[g, i, 1], b[g, i, 2]))
             d0 = a[g, i, 0] - rb[0]
             d1 = a[g, i, 1] - rb[1]
             d2 = a[g, i, 2] - rb[2]
             total += w[g, i] * (d0 * d0 + d1 * d1 + d2 * d2)
-        out[g] = math.sqrt(total)
+        q_out[g, 0], q_out[g, 1], q_out[g, 2], q_out[g, 3] = q
+        rssd_out[g] = math.sqrt(total)
