@@ -757,23 +757,28 @@ def rotation_angle(p: ArrayLike, q: ArrayLike) -> np.ndarray | np.floating:
 # Euler angles
 
 
+def _parse_sequence(seq: str) -> tuple[int, int, int, bool]:
+    i, j, k = ("xyz".index(c) for c in seq.lower())
+    return i, j, k, seq.islower()
+
+
+# The 24 valid spellings (12 sequences, extrinsic and intrinsic): a dict look-up per call.
+_SEQUENCES = {
+    s: _parse_sequence(s)
+    for base in ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx", "xyx", "xzx", "yxy", "yzy", "zxz", "zyz")
+    for s in (base, base.upper())
+}
+
+
 def _sequence(seq: Any) -> tuple[int, int, int, bool]:
     """Axis numbers ``(i, j, k)`` and ``extrinsic`` of SciPy's spelling of a sequence."""
-    ok = (
-        isinstance(seq, str)
-        and len(seq) == 3
-        and (seq.islower() or seq.isupper())
-        and all(c in "xyz" for c in seq.lower())
-        and seq[0] != seq[1]
-        and seq[1] != seq[2]
-    )
-    if not ok:
+    try:
+        return _SEQUENCES[seq]
+    except (KeyError, TypeError):
         raise InputError(
             "seq: expected three axes from 'xyz' (extrinsic) or 'XYZ' (intrinsic), no axis "
             f"twice in a row, such as 'xyz', 'ZYX' or 'zxz'; got {seq!r}"[:200]
-        )
-    i, j, k = ("xyz".index(c) for c in seq.lower())
-    return i, j, k, seq.islower()
+        ) from None
 
 
 def _as_bool(x: Any, name: str) -> bool:
