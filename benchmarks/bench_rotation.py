@@ -36,13 +36,14 @@ A second section (``rotation-scipy``) times every ``tumble.rotation`` function t
 SciPy equivalent, and the interpolation functions, against that equivalent at N = 1, 10³
 and 10⁶ in one run: the single-element fast path at N = 1, throughput at 10⁶.
 
-Usage: ``tumble bench rotation [--sizes 1,10,...] [--only all|scipy] [--no-write]``.
+Usage: ``tumble bench rotation [--sizes 1,10,...] [--only all|scipy|primitives] [--no-write]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -537,6 +538,7 @@ def _spline_build(n: int, rng: np.random.Generator) -> tuple[float, float]:
 
 def scipy_peer_section(rng: np.random.Generator) -> str:
     """The table of every function with a SciPy equivalent at N = 1, 10³, 10⁶."""
+    load_before = os.getloadavg()[0]
     times: dict[str, dict[int, tuple[float, float]]] = {}
     labels: dict[str, str] = {}
     for n in PEER_SIZES:
@@ -552,6 +554,7 @@ def scipy_peer_section(rng: np.random.Generator) -> str:
                     flush=True,
                 )
     build = {n: _spline_build(n, rng) for n in SPLINE_BUILD_SIZES}
+    load_after = os.getloadavg()[0]
     header = ["function", "SciPy equivalent"]
     for n in PEER_SIZES:
         header += [f"tumble N={n:,}", f"SciPy N={n:,}", "ratio"]
@@ -579,8 +582,11 @@ def scipy_peer_section(rng: np.random.Generator) -> str:
         "SciPy user would; functions that take arrays in both libraries include the "
         "construction. Ratio = SciPy time / tumble time (above 1: tumble faster). Best of "
         "5 rounds. **The machine was shared** with other engineers' test runs and "
-        "benchmarks while this ran (load average 6-8 on 2 cores): single runs moved by "
-        "up to 2x, the ratios (both sides measured back to back) by less.\n\n"
+        f"benchmarks while this ran: load average {load_before:.1f} at the start and "
+        f"{load_after:.1f} at the end, on {os.cpu_count()} cores. Under such load every "
+        "time here is several times its quiet value (a single-element call that takes "
+        "about 1.5 µs on a quiet core measured 4-15 µs) and a ratio can move by 2x "
+        "between runs; treat ratios near 1 as ties.\n\n"
         + markdown_table(header, rows)
         + "\n\n### RotationSpline construction (knot rates solved to round-off)\n\n"
         + markdown_table(["knots", "tumble", "SciPy", "SciPy/tumble"], build_rows)
@@ -592,14 +598,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument(
-        "--only", choices=("all", "scipy"), default="all", help="scipy: only the SciPy-peer table"
+        "--only",
+        choices=("all", "scipy", "primitives"),
+        default="all",
+        help="scipy: only the SciPy-peer table; primitives: only the tables against C",
     )
     args = parser.parse_args(argv)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
-    peers = scipy_peer_section(np.random.default_rng(17))
-    print(peers)
-    if not args.no_write:
-        write_section("rotation-scipy", peers)
+    if args.only != "primitives":
+        peers = scipy_peer_section(np.random.default_rng(17))
+        print(peers)
+        if not args.no_write:
+            write_section("rotation-scipy", peers)
     if args.only == "scipy":
         return 0
 
