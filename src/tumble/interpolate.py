@@ -160,8 +160,9 @@ class RotationSpline:
     Accuracy on samples of a smooth motion at spacing ``h``: in the interior the attitude
     error is ``O(h⁴)`` and the angular velocity error ``O(h³)`` (measured: order 3.0 on the
     exact torque-free motion of an asymmetric top, ``docs/rotation.md``); the chord rates
-    at the ends are first order and their error decays by a factor of about 3.7 per knot
-    into the interior, so within a few knots of either end the rates are ``O(h)``.
+    at the ends are first order, and their error decays into the interior (for a cubic
+    spline's end condition by about 2 + √3 ≈ 3.7 per knot, the linear theory; not measured
+    separately), so within a few knots of either end the rates are ``O(h)`` (measured).
 
     Parameters
     ----------
