@@ -1352,3 +1352,58 @@ def _np_matrix_power(a: Any, n: int) -> Any:
 def _np_vecdot(x1: Any, x2: Any, /, *, axis: int = -1, **kw: Any) -> Any:
     _unsupported("np.vecdot", **kw)
     return np.sum(np.moveaxis(x1, axis, -1) * np.moveaxis(x2, axis, -1), axis=-1)
+
+
+@_implements(np.nansum)
+def _np_nansum(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any
+) -> Any:
+    _unsupported("np.nansum", dtype=dtype, out=out, **kw)
+    return _np_sum(a, axis=axis, keepdims=keepdims, where=~np.isnan(a))
+
+
+@_implements(np.nanmean)
+def _np_nanmean(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any
+) -> Any:
+    _unsupported("np.nanmean", dtype=dtype, out=out, **kw)
+    return _np_mean(a, axis=axis, keepdims=keepdims, where=~np.isnan(a))
+
+
+@_implements(np.quantile)
+def _np_quantile(
+    a: Any,
+    q: Any,
+    axis: Any = None,
+    out: Any = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    **kw: Any,
+) -> Any:
+    _unsupported("np.quantile", out=out, **kw)
+    if method != "linear":
+        raise TypeError("np.quantile on Dual arrays supports method='linear' only")
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    q = np.asarray(q, dtype=float)
+    if np.any((q < 0) | (q > 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    ax = int(axis) % len(shape_of(a))
+    n = shape_of(a)[ax]
+    s = np.moveaxis(np.sort(a, axis=ax), ax, 0)
+    # NumPy's linear method: position q (n - 1), between the two order statistics around it.
+    pos = q * (n - 1)
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = (pos - lo).reshape(q.shape + (1,) * (len(shape_of(s)) - 1))
+    low, high = s[lo], s[hi]
+    result = low + frac * (high - low)
+    if keepdims:
+        result = np.expand_dims(result, q.ndim + ax)
+    return result
+
+
+@_implements(np.percentile)
+def _np_percentile(a: Any, q: Any, axis: Any = None, **kw: Any) -> Any:
+    return _np_quantile(a, np.asarray(q, dtype=float) / 100.0, axis, **kw)

@@ -427,6 +427,57 @@ class Dual:
     def dot(self, other: ArrayLike | Dual) -> Dual:
         return np.dot(self, other)
 
+    def ravel(self) -> Dual:
+        return np.ravel(self)  # type: ignore[return-value]
+
+    def flatten(self) -> Dual:
+        return np.ravel(self).copy()  # type: ignore[return-value]
+
+    def squeeze(self, axis: Any = None) -> Dual:
+        return np.squeeze(self, axis)  # type: ignore[return-value]
+
+    def swapaxes(self, axis1: int, axis2: int) -> Dual:
+        return np.swapaxes(self, axis1, axis2)  # type: ignore[return-value]
+
+    def prod(self, axis: Any = None, keepdims: bool = False) -> Dual:
+        return np.prod(self, axis=axis, keepdims=keepdims)  # type: ignore[return-value]
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Dual:
+        return np.max(self, axis=axis, keepdims=keepdims)  # type: ignore[return-value]
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Dual:
+        return np.min(self, axis=axis, keepdims=keepdims)  # type: ignore[return-value]
+
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Dual:
+        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)  # type: ignore[return-value]
+
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Dual:
+        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)  # type: ignore[return-value]
+
+    def cumsum(self, axis: Any = None) -> Dual:
+        return np.cumsum(self, axis=axis)  # type: ignore[return-value]
+
+    def clip(self, min: Any = None, max: Any = None) -> Dual:
+        return np.clip(self, min, max)  # type: ignore[return-value]
+
+    def round(self, decimals: int = 0) -> Dual:
+        return np.round(self, decimals)  # type: ignore[return-value]
+
+    def trace(self, offset: int = 0) -> Dual:
+        return np.trace(self, offset)  # type: ignore[return-value]
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Dual:
+        return np.diagonal(self, offset, axis1, axis2)  # type: ignore[return-value]
+
+    def argmax(self, axis: Any = None) -> Any:
+        return np.argmax(self, axis=axis)
+
+    def argmin(self, axis: Any = None) -> Any:
+        return np.argmin(self, axis=axis)
+
+    def argsort(self, axis: int = -1) -> Any:
+        return np.argsort(self, axis=axis)
+
     def copy(self) -> Dual:
         return np.copy(self)  # type: ignore[return-value]
 
