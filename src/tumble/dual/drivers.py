@@ -130,9 +130,9 @@ def _check_escaped(y: Any, tag: int) -> None:
         if y.tag not in _ACTIVE and 0 < y.tag <= _LAST_TAG[0]:
             raise InputError(
                 f"f: its result carries a perturbation of tag {y.tag}, from a "
-                f"differentiation that has already finished (this one has tag {tag}): a "
-                "dual escaped, for instance kept in a closure or a global and reused. "
-                "Recompute it inside f"
+                f"differentiation that has already finished (this one has tag {tag}): the "
+                "perturbation leaked out, for instance a dual kept in a closure or a global "
+                "and reused. Recompute it inside f"
             )
         _check_escaped(y._v, tag)
         y = y._d

@@ -968,9 +968,12 @@ def _np_sinc(x: Any) -> Any:
     series = 0.0 * zs
     for n in range(8, 0, -1):
         series = series + (-1) ** n * 2 * n / math.factorial(2 * n + 1) * zs ** (2 * n - 1)
-    zl = np.where(small, 1.0, z)
-    large = (np.cos(zl) - np.sin(zl) / zl) / zl
-    coefficient = math.pi * np.where(small, series, large)
+    # Elsewhere (cos(πx) - sinc x)/x, with x reduced mod 2 inside the cosine so that
+    # cos(πx) keeps its digits near its zeros (x = 2.5: 17 ulp without the reduction).
+    xl = np.where(small, 1.0, v)
+    reduced = xl - 2 * np.rint(xl / 2)
+    large = (np.cos(math.pi * reduced) - np.sinc(xl)) / xl
+    coefficient = np.where(small, math.pi * series, large)
     return make_dual(np.sinc(v), coefficient * pad(d, len(shape_of(v))), x.tag)
 
 

@@ -370,12 +370,14 @@ RULES: dict[np.ufunc, Rule] = {
         "as minimum; a NaN argument gets weight 0",
     ),
     np.copysign: Rule(
-        (lambda o, x, y: np.where(np.signbit(x) == np.signbit(y), 1.0, -1.0), ZERO),
+        (lambda o, x, y: 2 * _float_like(np.signbit(x) == np.signbit(y), o) - 1, ZERO),
         (_ANY, _ANY),
         "copysign(x, y) = ±x: ∂x = ±1, ∂y = 0 (a step)",
     ),
     np.ldexp: Rule(
-        (lambda o, x, i: np.ldexp(1.0, i), NOT_DIFFERENTIABLE), (_ANY, (-3.0, 3.0)), "x 2^i"
+        (lambda o, x, i: np.ldexp(_float_like(1, o), i), NOT_DIFFERENTIABLE),
+        (_ANY, (-3.0, 3.0)),
+        "x 2^i",
     ),
     np.deg2rad: Rule((lambda o, x: math.pi / 180,), (_ANY,)),
     np.radians: Rule((lambda o, x: math.pi / 180,), (_ANY,)),
@@ -397,7 +399,7 @@ RULES: dict[np.ufunc, Rule] = {
     ),
     np.modf: Rule((lambda o, x: (1.0, 0.0),), (_FRACTION,), "(fraction, integer part)", nout=2),
     np.frexp: Rule(
-        (lambda o, x: (np.ldexp(1.0, -o[1]), None),),
+        (lambda o, x: (np.ldexp(_float_like(1, o[0]), -o[1]), None),),
         ((0.2, 3.0),),
         "x = m 2^e: ∂m = 2^-e, e an integer",
         nout=2,
