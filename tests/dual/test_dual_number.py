@@ -177,7 +177,8 @@ def test_regression_dual_divided_by_zero_is_inf_with_a_runtime_warning_like_nump
     for zero in (0.0, 0, np.float64(0.0)):
         with pytest.warns(RuntimeWarning, match="divide by zero"):
             out = Dual(1.0, [1.0]) / zero
-        assert out.value == np.inf and out.partials[0] == np.inf
+        assert out.value == np.inf
+        assert out.partials[0] == np.inf
     with pytest.warns(RuntimeWarning, match="divide by zero"):
         out = 1.0 / Dual(np.array([0.0, 2.0]), np.ones((2, 1)))
     np.testing.assert_array_equal(out.value, 1.0 / np.array([0.0, 2.0]))
@@ -189,11 +190,13 @@ def test_regression_mean_of_an_empty_dual_is_nan_with_numpys_warning():
         expected = np.mean(np.zeros(0))
     with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
         out = np.mean(empty)
-    assert np.isnan(out.value) and np.isnan(expected)
+    assert np.isnan(out.value)
+    assert np.isnan(expected)
     assert out.partials.shape == (2,)
     with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
         out = Dual(np.zeros((0, 3)), np.zeros((0, 3, 1))).mean(axis=0)
-    assert out.shape == (3,) and np.all(np.isnan(out.value))
+    assert out.shape == (3,)
+    assert np.all(np.isnan(out.value))
     # Along an axis that is not empty nothing is averaged over nothing: no warning.
     assert Dual(np.zeros((0, 3)), np.zeros((0, 3, 1))).mean(axis=1).shape == (0,)
 
@@ -217,7 +220,8 @@ def test_regression_infinite_derivative_does_not_leak_nan_into_other_partials():
 def test_nan_safe_can_be_turned_off_and_is_restored():
     with np.errstate(divide="ignore", invalid="ignore"), nan_safe(False):
         g = gradient(lambda v: np.sqrt(v[0]) + v[1], np.array([0.0, 1.0]))
-    assert np.isinf(g[0]) and np.isnan(g[1])
+    assert np.isinf(g[0])
+    assert np.isnan(g[1])
     with np.errstate(divide="ignore"):
         g = gradient(lambda v: np.sqrt(v[0]) + v[1], np.array([0.0, 1.0]))
     assert g[1] == 1.0

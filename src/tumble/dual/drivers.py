@@ -317,7 +317,7 @@ def _jacobian(
         # A Jacobian this wide is too large once f has as many outputs as inputs: ask f
         # (on floats, cheap) how many it has before carrying any partials.
         try:
-            outputs = np.size(f(x))
+            outputs = np.size(f(x))  # type: ignore[arg-type]
         except Exception:
             outputs = 0  # let the dual evaluation raise f's own error
         _check_size(outputs, n, x, batched, limit)

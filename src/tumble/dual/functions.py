@@ -515,7 +515,7 @@ for _f in (
 
 
 @_implements(np.searchsorted)
-def _np_searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+def _np_searchsorted(a: Any, v: Any, side: Any = "left", sorter: Any = None) -> Any:
     return np.searchsorted(_bottom(a), _bottom(v), side=side, sorter=sorter)
 
 
@@ -682,7 +682,7 @@ def _matrix_norm(x: Any, ord: Any, axis: tuple[int, int], keepdims: bool) -> Any
         result = pick(sums, axis=over, keepdims=True)
     elif ord in ("nuc", 2, -2):
         s = np.linalg.svdvals(np.moveaxis(x, (row, col), (-2, -1)))
-        reduce = {"nuc": np.sum, 2: np.max, -2: np.min}[ord]
+        reduce: Any = {"nuc": np.sum, 2: np.max, -2: np.min}[ord]
         result = np.expand_dims(reduce(s, axis=-1), (row, col) if row < col else (col, row))
     else:
         raise ValueError(f"Invalid norm order {ord!r} for matrices")
@@ -921,7 +921,7 @@ def _np_take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Any:
 
 
 @_implements(np.pad)
-def _np_pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+def _np_pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> Any:
     if not isinstance(array, Dual):
         return np.pad(array, pad_width, mode, **kwargs)
     v, d = split(array, array.tag)
@@ -1125,7 +1125,7 @@ def _np_kron(a: Any, b: Any) -> Any:
 
 
 @_implements(np.convolve)
-def _np_convolve(a: Any, v: Any, mode: str = "full") -> Any:
+def _np_convolve(a: Any, v: Any, mode: Any = "full") -> Any:
     a, v = as_operand(a), as_operand(v)
     if not (isinstance(a, Dual) or isinstance(v, Dual)):
         return np.convolve(a, v, mode)
@@ -1135,7 +1135,7 @@ def _np_convolve(a: Any, v: Any, mode: str = "full") -> Any:
     value = np.convolve(av, vv, mode)
     slices = []
     for j in range(k):
-        term = 0.0
+        term: Any = 0.0
         if ap is not None:
             term = term + np.convolve(full(ap, k, shape_of(av), av)[j], vv, mode)
         if vp is not None:
@@ -1271,7 +1271,7 @@ def _np_eigvalsh(a: Any, UPLO: str = "L") -> Any:
 
 
 @_implements(np.linalg.eigh)
-def _np_eigh(a: Any, UPLO: str = "L") -> Any:
+def _np_eigh(a: Any, UPLO: Any = "L") -> Any:
     if not isinstance(a, Dual):
         return np.linalg.eigh(a, UPLO)
     if UPLO != "L":
@@ -1286,7 +1286,7 @@ def _np_eigh(a: Any, UPLO: str = "L") -> Any:
     off = 1.0 - np.eye(n)
     f = off / np.where(off > 0, gap, 1.0)
     dvec = vec @ (f * ds)
-    result = type(np.linalg.eigh(np.eye(1)))
+    result: Any = type(np.linalg.eigh(np.eye(1)))
     return result(make_dual(w, dw, a.tag), make_dual(vec, dvec, a.tag))
 
 
@@ -1311,7 +1311,7 @@ def _np_svdvals(x: Any) -> Any:
 
 @_implements(np.linalg.svd)
 def _np_svd(
-    a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+    a: Any, full_matrices: Any = True, compute_uv: Any = True, hermitian: Any = False
 ) -> Any:
     if not isinstance(a, Dual):
         return np.linalg.svd(a, full_matrices, compute_uv, hermitian)

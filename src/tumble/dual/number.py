@@ -427,47 +427,47 @@ class Dual:
     def dot(self, other: ArrayLike | Dual) -> Dual:
         return np.dot(self, other)
 
-    def ravel(self) -> Dual:
-        return np.ravel(self)  # type: ignore[return-value]
+    def ravel(self) -> Any:
+        return np.ravel(self)
 
-    def flatten(self) -> Dual:
-        return np.ravel(self).copy()  # type: ignore[return-value]
+    def flatten(self) -> Any:
+        return np.ravel(self).copy()
 
-    def squeeze(self, axis: Any = None) -> Dual:
-        return np.squeeze(self, axis)  # type: ignore[return-value]
+    def squeeze(self, axis: Any = None) -> Any:
+        return np.squeeze(self, axis)
 
-    def swapaxes(self, axis1: int, axis2: int) -> Dual:
-        return np.swapaxes(self, axis1, axis2)  # type: ignore[return-value]
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return np.swapaxes(self, axis1, axis2)
 
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Dual:
-        return np.prod(self, axis=axis, keepdims=keepdims)  # type: ignore[return-value]
+    def prod(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.prod(self, axis=axis, keepdims=keepdims)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Dual:
-        return np.max(self, axis=axis, keepdims=keepdims)  # type: ignore[return-value]
+    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.max(self, axis=axis, keepdims=keepdims)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> Dual:
-        return np.min(self, axis=axis, keepdims=keepdims)  # type: ignore[return-value]
+    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.min(self, axis=axis, keepdims=keepdims)
 
-    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Dual:
-        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)  # type: ignore[return-value]
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
 
-    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Dual:
-        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)  # type: ignore[return-value]
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
 
-    def cumsum(self, axis: Any = None) -> Dual:
-        return np.cumsum(self, axis=axis)  # type: ignore[return-value]
+    def cumsum(self, axis: Any = None) -> Any:
+        return np.cumsum(self, axis=axis)
 
-    def clip(self, min: Any = None, max: Any = None) -> Dual:
-        return np.clip(self, min, max)  # type: ignore[return-value]
+    def clip(self, min: Any = None, max: Any = None) -> Any:
+        return np.clip(self, min, max)
 
-    def round(self, decimals: int = 0) -> Dual:
-        return np.round(self, decimals)  # type: ignore[return-value]
+    def round(self, decimals: int = 0) -> Any:
+        return np.round(self, decimals)
 
-    def trace(self, offset: int = 0) -> Dual:
-        return np.trace(self, offset)  # type: ignore[return-value]
+    def trace(self, offset: int = 0) -> Any:
+        return np.trace(self, offset)
 
-    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Dual:
-        return np.diagonal(self, offset, axis1, axis2)  # type: ignore[return-value]
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return np.diagonal(self, offset, axis1, axis2)
 
     def argmax(self, axis: Any = None) -> Any:
         return np.argmax(self, axis=axis)
@@ -724,7 +724,7 @@ def _apply(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> Any:
     shape = out.shape if out.__class__ is np.ndarray or isinstance(out, Dual) else np.shape(out)
     ndim = len(shape)
     k = -1
-    terms = []
+    terms: list[tuple[Any, Any]] = []
     for c, a in zip(coefficients, parts, strict=True):
         if a is None:
             continue
@@ -789,7 +789,8 @@ def _apply_multi(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> tuple[Any, ...
                 raise TypeError(
                     f"{ufunc_name(ufunc)} has no derivative with respect to argument {i + 1}"
                 )
-            coefficients.append((d(outs, *values), p))
+            per_output: Any = d  # a function: Rule refuses constants for several outputs
+            coefficients.append((per_output(outs, *values), p))
     results: list[Any] = []
     for j, out in enumerate(outs):
         if any(c[j] is None for c, _ in coefficients):

@@ -92,6 +92,9 @@ class Partner:
         The sign of the derivative.
     """
 
+    partner: np.ufunc
+    sign: float
+
     def __init__(self, partner: np.ufunc, sign: float) -> None:
         if not isinstance(partner, np.ufunc) or partner.nin != 1 or partner.nout != 1:
             raise InputError(
