@@ -700,3 +700,21 @@ def test_array_functions_that_do_not_work_raise_type_error(name):
     }
     with pytest.raises(TypeError):
         calls[name]()
+
+
+# ---------------------------------------------------------------------------------------
+# The supported-function table of docs/dual.md is generated from the rule tables
+# ---------------------------------------------------------------------------------------
+
+
+def test_docs_table_matches_the_rule_tables():
+    from pathlib import Path
+
+    from tumble.dual.functions import render_table
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "dual.md").read_text()
+    start, end = "<!-- dual-table start -->\n", "\n<!-- dual-table end -->"
+    block = page[page.index(start) + len(start) : page.index(end)]
+    assert block == render_table(), "regenerate with tumble.dual.functions.render_table()"
+    for name in ("numpy.expm1", "scipy.special.erf", "scipy.special.jv", "np.linalg.cholesky"):
+        assert f"`{name}`" in block

@@ -12,17 +12,22 @@ import math
 
 import numpy as np
 import pytest
+import scipy.special as sc
 from dual_oracles import EXACT_TOL, FD_TOL, N_POINTS, central, close
 from hypothesis import given
 from hypothesis import strategies as st
 
 from strategies import dual_points, dual_smooth_unary_rules
+from tumble import InputError
 from tumble.dual import (
     NOT_DIFFERENTIABLE,
+    ONE,
     PIECEWISE_CONSTANT,
     PREDICATES,
     RULES,
     Dual,
+    Partner,
+    Rule,
     derivative,
     gradient,
 )
@@ -358,3 +363,109 @@ def test_linearity(f, g, a, b, x):
     lhs = derivative(lambda t: a * f(t) + b * g(t), x)
     rhs = a * derivative(f, x) + b * derivative(g, x)
     assert lhs == pytest.approx(rhs, rel=EXACT_TOL, abs=EXACT_TOL)
+
+
+# ---------------------------------------------------------------------------------------
+# scipy.special rules (tumble.dual.special), each citing the DLMF
+# ---------------------------------------------------------------------------------------
+
+
+def _special_rules():
+    from tumble.dual.special import SPECIAL_RULES
+
+    return SPECIAL_RULES
+
+
+SPECIAL = _special_rules()
+ELEMENTARY = {"exp10", "exp2", "expm1", "log1p", "cbrt", "cosm1", "sindg", "cosdg", "tandg"}
+
+
+def test_special_rules_are_consistent_and_cite_their_source():
+    for ufunc, rule in SPECIAL.items():
+        assert len(rule.derivs) == ufunc.nin == len(rule.domain), ufunc.__name__
+        assert rule.nout == ufunc.nout, ufunc.__name__
+        assert rule.source, ufunc.__name__
+        if ufunc.__name__ not in ELEMENTARY | {"cotdg", "expit", "logit", "log_expit"}:
+            if ufunc.__name__ not in {"xlogy", "xlog1py", "entr"}:
+                assert "DLMF" in rule.source, ufunc.__name__
+
+
+def _special_args(ufunc, rule, rng, n=N_POINTS):
+    args = _points(rule, rng, n)
+    if ufunc is sc.expn:
+        args[0] = np.rint(args[0]).astype(int)
+    return args
+
+
+@pytest.mark.parametrize("ufunc", list(SPECIAL), ids=_name)
+def test_special_rule_against_finite_differences(ufunc, rng):
+    rule = SPECIAL[ufunc]
+    args = _special_args(ufunc, rule, rng)
+    for i in range(ufunc.nin):
+        if rule.derivs[i] is NOT_DIFFERENTIABLE:
+            continue
+        for j in range(ufunc.nout):
+
+            def f(xi, i=i, j=j):
+                out = ufunc(*args[:i], xi, *args[i + 1 :])
+                return out[j] if ufunc.nout > 1 else out
+
+            close(derivative(f, args[i]), central(f, args[i]), FD_TOL)
+
+
+@pytest.mark.parametrize("ufunc", [u for u in SPECIAL if u.nout == 1], ids=_name)
+def test_special_rule_second_derivative_by_nesting(ufunc, rng):
+    rule = SPECIAL[ufunc]
+    args = _special_args(ufunc, rule, rng)
+    i = ufunc.nin - 1  # the argument with a derivative (x, not the order)
+
+    def first(xi):
+        return derivative(lambda t: ufunc(*args[:i], t, *args[i + 1 :]), xi)
+
+    x = args[i]
+    close(derivative(first, x), central(first, x), FD_TOL * 10)
+
+
+def test_a_dual_order_of_a_bessel_function_raises():
+    with pytest.raises(TypeError, match="no derivative with respect to argument 1"):
+        sc.jv(Dual(1.5, [1.0]), 2.0)
+
+
+# ---------------------------------------------------------------------------------------
+# Rule and Partner validate their arguments (issue 18)
+# ---------------------------------------------------------------------------------------
+
+
+def test_regression_partner_validates_its_arguments():
+    with pytest.raises(InputError, match="partner"):
+        Partner(math.cos, 1.0)
+    with pytest.raises(InputError, match="partner"):
+        Partner(np.add, 1.0)
+    for bad in (2.0, 0, True, "1", None):
+        with pytest.raises(InputError, match="sign"):
+            Partner(np.cos, bad)
+    assert Partner(np.cos, -1).sign == -1.0
+
+
+def test_regression_rule_validates_its_arguments():
+    with pytest.raises(InputError, match="derivs"):
+        Rule((), ())
+    with pytest.raises(InputError, match="derivs"):
+        Rule(("cos",), ((0.0, 1.0),))
+    with pytest.raises(InputError, match="derivs"):
+        Rule([ONE], ((0.0, 1.0),))
+    with pytest.raises(InputError, match="derivs"):
+        Rule((Partner(np.cos, 1), ONE), ((0.0, 1.0), (0.0, 1.0)))
+    with pytest.raises(InputError, match="domain"):
+        Rule((ONE,), ((0.0, 1.0), (0.0, 1.0)))
+    for bad in ((1.0, 0.0), (0.0, math.inf), (0.0,), "01"):
+        with pytest.raises(InputError, match="domain"):
+            Rule((ONE,), (bad,))
+    with pytest.raises(InputError, match="source"):
+        Rule((ONE,), ((0.0, 1.0),), source=3)
+    with pytest.raises(InputError, match="nout"):
+        Rule((ONE,), ((0.0, 1.0),), nout=0)
+    with pytest.raises(InputError, match="derivs"):
+        Rule((ONE,), ((0.0, 1.0),), nout=2)
+    rule = Rule((lambda o, x: o,), ((0.0, 1.0),), source="exp")
+    assert rule.nout == 1

@@ -29,7 +29,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from tumble._errors import InputError
 from tumble._validate import as_float_array, as_int
-from tumble.dual.number import Dual, is_plain, make_dual, shape_of, split
+from tumble.dual.number import (
+    Dual,
+    checking_every_coefficient,
+    is_plain,
+    make_dual,
+    nan_safe_enabled,
+    shape_of,
+    split,
+)
 from tumble.dual.rules import real_dtype
 
 __all__ = [
@@ -167,6 +175,20 @@ def _extract(y: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
     return arr.shape, np.zeros((*arr.shape, k), dtype=real_dtype(arr))
 
 
+def _evaluate(f: Function, x: Any, seed: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
+    """Output shape and partials of ``f`` at ``x`` seeded with ``seed`` (``(k,) + S``).
+
+    NaN-safe partials check the coefficients of the rules that can be infinite at finite
+    input; if the result still holds a NaN, ``f`` is evaluated again checking every
+    coefficient, which gives what checking always would, at the price of that one pass.
+    """
+    out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
+    if nan_safe_enabled() and bool(np.any(np.isnan(d))):
+        with checking_every_coefficient():
+            out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
+    return out_shape, d
+
+
 def _scalar_or_array(d: Any) -> Derivatives:
     return d[()] if isinstance(d, np.ndarray) and d.ndim == 0 else d
 
@@ -223,7 +245,7 @@ def directional_derivative(f: Function, x: ArrayLike | Dual, v: ArrayLike) -> De
         ) from None
     tag = _new_tag(x)
     with _differentiating(tag):
-        _, d = _extract(f(make_dual(x, seed[None], tag)), tag, 1)
+        _, d = _evaluate(f, x, seed[None], tag, 1)
     return _scalar_or_array(d[..., 0])
 
 
@@ -267,9 +289,9 @@ def _one_pass(
             seed = np.broadcast_to(rows.reshape((k,) + (1,) * (len(shape) - 1) + (n,)), (k, *shape))
         else:
             seed = rows.reshape((k, *shape))
-        out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
+        out_shape, d = _evaluate(f, x, seed, tag, k)
         if start == 0:
-            _check_size(math.prod(out_shape) * (1 if batched else n), n, x, batched, max_bytes)
+            _check_size(math.prod(out_shape), n, x, batched, max_bytes)
         pieces.append(d)
     jac = pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=-1)
     if not batched:

@@ -36,7 +36,7 @@ from tumble.dual.number import (
 )
 from tumble.dual.rules import real_dtype, safe_ratio
 
-__all__: list[str] = []
+__all__ = ["render_table"]
 
 
 def _unsupported(name: str, **given: Any) -> None:
@@ -1410,3 +1410,64 @@ def _np_quantile(
 @_implements(np.percentile)
 def _np_percentile(a: Any, q: Any, axis: Any = None, **kw: Any) -> Any:
     return _np_quantile(a, np.asarray(q, dtype=float) / 100.0, axis, **kw)
+
+
+# -- the supported-function table of docs/dual.md ---------------------------------------
+
+
+def _describe_derivative(d: Any) -> str:
+    from tumble.dual.rules import MINUS_ONE, NOT_DIFFERENTIABLE, ONE, ZERO, Partner
+
+    if d is ONE:
+        return "1"
+    if d is MINUS_ONE:
+        return "−1"
+    if d is ZERO:
+        return "0"
+    if d is NOT_DIFFERENTIABLE:
+        return "none (parameter)"
+    if isinstance(d, Partner):
+        return repr(d)
+    return "rule"
+
+
+def render_table() -> str:
+    """The tables of supported functions in ``docs/dual.md``, generated from the rule
+    tables (NumPy's :data:`~tumble.dual.rules.RULES`, SciPy's
+    :data:`~tumble.dual.special.SPECIAL_RULES`) and the registered array functions; a
+    test keeps the page equal to this."""
+    from tumble.dual.number import ufunc_name
+    from tumble.dual.rules import PREDICATES, RULES
+    from tumble.dual.special import SPECIAL_RULES
+
+    lines = [
+        "| ufunc | derivative per argument | note or source |",
+        "|---|---|---|",
+    ]
+    for table in (RULES, SPECIAL_RULES):
+        for ufunc, rule in sorted(table.items(), key=lambda item: ufunc_name(item[0])):
+            name = ufunc_name(ufunc)
+            derivs = ", ".join(_describe_derivative(d) for d in rule.derivs)
+            outputs = f" ({rule.nout} outputs)" if rule.nout > 1 else ""
+            lines.append(f"| `{name}`{outputs} | {derivs} | {rule.source} |")
+    predicates = ", ".join(f"`{ufunc_name(u)}`" for u in sorted(PREDICATES, key=ufunc_name))
+    arrays = ", ".join(
+        sorted(
+            {
+                "`np."
+                + ("linalg." if "linalg" in (getattr(f, "__module__", "") or "") else "")
+                + f.__name__
+                + "`"
+                for f in HANDLED_FUNCTIONS
+            }
+        )
+    )
+    return "\n".join(
+        [
+            *lines,
+            "",
+            f"On the value only, returning plain arrays: {predicates}.",
+            "",
+            f"Array functions ({len({id(f) for f in HANDLED_FUNCTIONS})}): {arrays}.",
+        ]
+    )

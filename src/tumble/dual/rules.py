@@ -31,6 +31,7 @@ import numpy as np
 from tumble._errors import InputError
 
 __all__ = [
+    "FINITE_DERIVATIVES",
     "MINUS_ONE",
     "NOT_DIFFERENTIABLE",
     "ONE",
@@ -296,33 +297,37 @@ RULES: dict[np.ufunc, Rule] = {
     np.conjugate: Rule((ONE,), (_ANY,), "real argument: conj x = x"),
     np.add: Rule((ONE, ONE), (_ANY, _ANY)),
     np.subtract: Rule((ONE, MINUS_ONE), (_ANY, _ANY)),
-    np.multiply: Rule((lambda o, a, b: b, lambda o, a, b: a), (_ANY, _ANY)),
+    np.multiply: Rule((lambda o, a, b: b, lambda o, a, b: a), (_ANY, _ANY), "b, a"),
     # np.divide, not the operator: 1 / 0.0 between Python floats would raise
     # ZeroDivisionError where NumPy gives inf with a RuntimeWarning.
     np.divide: Rule(
-        (lambda o, a, b: np.divide(1.0, b), lambda o, a, b: np.divide(-o, b)), (_ANY, _POS)
+        (lambda o, a, b: np.divide(1.0, b), lambda o, a, b: np.divide(-o, b)),
+        (_ANY, _POS),
+        "1/b, -out/b",
     ),
-    np.power: Rule((_dpow_base, _dpow_exponent), (_POS, _ANY)),
-    np.float_power: Rule((_dpow_base, _dpow_exponent), (_POS, _ANY)),
-    np.reciprocal: Rule((lambda o, x: -o * o,), (_POS,)),
-    np.square: Rule((lambda o, x: 2 * x,), (_ANY,)),
-    np.sqrt: Rule((lambda o, x: 0.5 / o,), (_POS,)),
-    np.cbrt: Rule((lambda o, x: 1 / (3 * o * o),), (_POS,)),
-    np.exp: Rule((lambda o, x: o,), (_ANY,)),
-    np.exp2: Rule((lambda o, x: o * _LN2,), (_ANY,)),
+    np.power: Rule(
+        (_dpow_base, _dpow_exponent), (_POS, _ANY), "y x^(y-1) (0 at y = 0), x^y log x (0 at x = 0)"
+    ),
+    np.float_power: Rule((_dpow_base, _dpow_exponent), (_POS, _ANY), "as power"),
+    np.reciprocal: Rule((lambda o, x: -o * o,), (_POS,), "-1/x²"),
+    np.square: Rule((lambda o, x: 2 * x,), (_ANY,), "2x"),
+    np.sqrt: Rule((lambda o, x: 0.5 / o,), (_POS,), "1/(2 sqrt x)"),
+    np.cbrt: Rule((lambda o, x: 1 / (3 * o * o),), (_POS,), "1/(3 cbrt(x)²)"),
+    np.exp: Rule((lambda o, x: o,), (_ANY,), "exp x"),
+    np.exp2: Rule((lambda o, x: o * _LN2,), (_ANY,), "2^x ln 2"),
     np.expm1: Rule((Partner(np.exp, 1.0),), (_ANY,), "expm1' = exp (not expm1 + 1)"),
-    np.log: Rule((lambda o, x: 1 / x,), (_POS,)),
-    np.log2: Rule((lambda o, x: 1 / (x * _LN2),), (_POS,)),
-    np.log10: Rule((lambda o, x: 1 / (x * _LN10),), (_POS,)),
-    np.log1p: Rule((lambda o, x: 1 / (1 + x),), ((-0.8, 3.0),)),
+    np.log: Rule((lambda o, x: 1 / x,), (_POS,), "1/x"),
+    np.log2: Rule((lambda o, x: 1 / (x * _LN2),), (_POS,), "1/(x ln 2)"),
+    np.log10: Rule((lambda o, x: 1 / (x * _LN10),), (_POS,), "1/(x ln 10)"),
+    np.log1p: Rule((lambda o, x: 1 / (1 + x),), ((-0.8, 3.0),), "1/(1+x)"),
     np.sin: Rule((Partner(np.cos, 1.0),), (_ANY,)),
     np.cos: Rule((Partner(np.sin, -1.0),), (_ANY,)),
-    np.tan: Rule((lambda o, x: 1 + o * o,), ((-1.4, 1.4),)),
+    np.tan: Rule((lambda o, x: 1 + o * o,), ((-1.4, 1.4),), "1 + tan² x"),
     np.arcsin: Rule((_dsqrt_one_minus_square,), (_UNIT,), "1/sqrt((1-x)(1+x))"),
     np.arccos: Rule(
         (lambda o, x: -_dsqrt_one_minus_square(o, x),), (_UNIT,), "-1/sqrt((1-x)(1+x))"
     ),
-    np.arctan: Rule((_darctan,), (_ANY,)),
+    np.arctan: Rule((_darctan,), (_ANY,), "1/(1+x²), (1/x)²/(1+(1/x)²) for |x| > 1"),
     np.arctan2: Rule(
         (
             lambda o, y, x: _darctan2(o, y, x, x, 1.0),
@@ -338,16 +343,19 @@ RULES: dict[np.ufunc, Rule] = {
     np.arccosh: Rule((_darccosh,), ((1.2, 4.0),), "1/(sqrt(x-1) sqrt(x+1))"),
     np.arctanh: Rule((lambda o, x: 1 / _one_minus_square(x),), (_UNIT,), "1/((1-x)(1+x))"),
     np.hypot: Rule(
-        (lambda o, x, y: safe_ratio(x, o), lambda o, x, y: safe_ratio(y, o)), (_ANY, _POS)
+        (lambda o, x, y: safe_ratio(x, o), lambda o, x, y: safe_ratio(y, o)),
+        (_ANY, _POS),
+        "x/h, y/h (0 at the origin)",
     ),
-    np.absolute: Rule((lambda o, x: np.sign(x),), (_ANY,)),
-    np.fabs: Rule((lambda o, x: np.sign(x),), (_ANY,)),
+    np.absolute: Rule((lambda o, x: np.sign(x),), (_ANY,), "sign x (0 at 0)"),
+    np.fabs: Rule((lambda o, x: np.sign(x),), (_ANY,), "sign x (0 at 0)"),
     np.maximum: Rule(
         (
             lambda o, a, b: _select_weight(a, b, np.greater, o),
             lambda o, a, b: _select_weight(b, a, np.greater, o),
         ),
         (_ANY, _ANY),
+        "1 to the larger argument, 1/2 each at a tie",
     ),
     np.minimum: Rule(
         (
@@ -355,6 +363,7 @@ RULES: dict[np.ufunc, Rule] = {
             lambda o, a, b: _select_weight(b, a, np.less, o),
         ),
         (_ANY, _ANY),
+        "1 to the smaller argument, 1/2 each at a tie",
     ),
     np.fmax: Rule(
         (
@@ -382,18 +391,26 @@ RULES: dict[np.ufunc, Rule] = {
         (_ANY, (-3.0, 3.0)),
         "x 2^i",
     ),
-    np.deg2rad: Rule((lambda o, x: math.pi / 180,), (_ANY,)),
-    np.radians: Rule((lambda o, x: math.pi / 180,), (_ANY,)),
-    np.rad2deg: Rule((lambda o, x: 180 / math.pi,), (_ANY,)),
-    np.degrees: Rule((lambda o, x: 180 / math.pi,), (_ANY,)),
+    np.deg2rad: Rule((lambda o, x: math.pi / 180,), (_ANY,), "π/180"),
+    np.radians: Rule((lambda o, x: math.pi / 180,), (_ANY,), "π/180"),
+    np.rad2deg: Rule((lambda o, x: 180 / math.pi,), (_ANY,), "180/π"),
+    np.degrees: Rule((lambda o, x: 180 / math.pi,), (_ANY,), "180/π"),
     np.logaddexp: Rule(
-        (lambda o, a, b: np.exp(a - o), lambda o, a, b: np.exp(b - o)), (_ANY, _ANY)
+        (lambda o, a, b: np.exp(a - o), lambda o, a, b: np.exp(b - o)),
+        (_ANY, _ANY),
+        "exp(a - out), exp(b - out)",
     ),
     np.logaddexp2: Rule(
-        (lambda o, a, b: _dlogaddexp2(o, a), lambda o, a, b: _dlogaddexp2(o, b)), (_ANY, _ANY)
+        (lambda o, a, b: _dlogaddexp2(o, a), lambda o, a, b: _dlogaddexp2(o, b)),
+        (_ANY, _ANY),
+        "2^(a - out), 2^(b - out)",
     ),
-    np.remainder: Rule((ONE, lambda o, a, b: -np.floor_divide(a, b)), (_NUMERATOR, _DENOMINATOR)),
-    np.fmod: Rule((ONE, lambda o, a, b: -np.trunc(a / b)), (_NUMERATOR, _DENOMINATOR)),
+    np.remainder: Rule(
+        (ONE, lambda o, a, b: -np.floor_divide(a, b)), (_NUMERATOR, _DENOMINATOR), "1, -floor(a/b)"
+    ),
+    np.fmod: Rule(
+        (ONE, lambda o, a, b: -np.trunc(a / b)), (_NUMERATOR, _DENOMINATOR), "1, -trunc(a/b)"
+    ),
     np.divmod: Rule(
         (lambda o, a, b: (0.0, 1.0), lambda o, a, b: (0.0, -np.floor_divide(a, b))),
         (_NUMERATOR, _DENOMINATOR),
@@ -409,17 +426,39 @@ RULES: dict[np.ufunc, Rule] = {
     ),
     # Step functions: derivative 0 where it exists, and 0 chosen at the jumps, where none
     # exists (the convention of ForwardDiff.jl and JAX). Documented in docs/dual.md.
-    np.floor: Rule((ZERO,), (_FRACTION,)),
-    np.ceil: Rule((ZERO,), (_FRACTION,)),
-    np.trunc: Rule((ZERO,), (_FRACTION,)),
-    np.rint: Rule((ZERO,), ((0.1, 0.4),)),
-    np.sign: Rule((ZERO,), (_POS,)),
-    np.spacing: Rule((ZERO,), (_POS,)),
+    np.floor: Rule((ZERO,), (_FRACTION,), "a step: 0"),
+    np.ceil: Rule((ZERO,), (_FRACTION,), "a step: 0"),
+    np.trunc: Rule((ZERO,), (_FRACTION,), "a step: 0"),
+    np.rint: Rule((ZERO,), ((0.1, 0.4),), "a step: 0"),
+    np.sign: Rule((ZERO,), (_POS,), "a step: 0"),
+    np.spacing: Rule((ZERO,), (_POS,), "a step: 0"),
     np.nextafter: Rule((ONE, ZERO), (_ANY, _ANY), "the next float: a step of one ulp"),
-    np.floor_divide: Rule((ZERO, ZERO), (_NUMERATOR, _DENOMINATOR)),
-    np.heaviside: Rule((ZERO, ZERO), (_POS, (0.0, 1.0))),
+    np.floor_divide: Rule((ZERO, ZERO), (_NUMERATOR, _DENOMINATOR), "a step: 0"),
+    np.heaviside: Rule((ZERO, ZERO), (_POS, (0.0, 1.0)), "a step: 0"),
 }
 """The derivative table: ufunc -> :class:`Rule`. One entry per differentiable ufunc."""
+
+FINITE_DERIVATIVES = frozenset(RULES) - {
+    np.divide,
+    np.power,
+    np.float_power,
+    np.reciprocal,
+    np.sqrt,
+    np.cbrt,
+    np.log,
+    np.log2,
+    np.log10,
+    np.log1p,
+    np.tan,
+    np.arcsin,
+    np.arccos,
+    np.arctanh,
+    np.arccosh,
+}
+"""Ufuncs whose derivatives are finite wherever their inputs and value are: the NaN-safe
+product need not check their coefficients (the drivers re-check every coefficient when a
+result holds NaN anyway). The others (``sqrt`` at 0, ``1/x``, ``arcsin`` at ±1, every
+``scipy.special`` rule) are checked on every call."""
 
 PIECEWISE_CONSTANT = frozenset(
     u for u, r in RULES.items() if all(d is ZERO or d is NOT_DIFFERENTIABLE for d in r.derivs)
