@@ -718,3 +718,23 @@ def test_docs_table_matches_the_rule_tables():
     assert block == render_table(), "regenerate with tumble.dual.functions.render_table()"
     for name in ("numpy.expm1", "scipy.special.erf", "scipy.special.jv", "np.linalg.cholesky"):
         assert f"`{name}`" in block
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in WORKING_ARRAY_FUNCTIONS if ARRAY_FUNCTIONS[n][2][0] != "int"]
+)
+def test_array_function_second_derivatives_by_nesting(name, rng):
+    """Every working array function also runs on nested duals: Hessians of
+    ``sum(sin(f(x)))`` against central differences of the dual gradient."""
+    from dual_oracles import FD_TOL, close, fd_jacobian
+
+    from tumble.dual import gradient, hessian
+
+    f, kind, _ = ARRAY_FUNCTIONS[name]
+    x = _inputs(rng)[kind]
+
+    def energy(v):
+        return np.sum(np.sin(f(v)))
+
+    H = hessian(energy, x)
+    close(H, fd_jacobian(lambda v: gradient(energy, v), x), FD_TOL * 100)

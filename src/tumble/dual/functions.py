@@ -315,21 +315,8 @@ def _np_var(
 
 
 @_implements(np.std)
-def _np_std(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,
-    ddof: Any = 0,
-    keepdims: bool = False,
-    *,
-    where: Any = True,
-    mean: Any = None,
-    correction: Any = None,
-) -> Any:
-    return np.sqrt(
-        _np_var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
-    )
+def _np_std(a: Any, *args: Any, **kwargs: Any) -> Any:
+    return np.sqrt(_np_var(a, *args, **kwargs))
 
 
 @_implements(np.average)
@@ -454,36 +441,32 @@ def _extreme(
     return make_dual(value, dp, a.tag)
 
 
-@_implements(np.max, np.amax)
-def _np_max(
-    a: Any,
-    axis: Any = None,
-    out: Any = None,
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = True,
-) -> Any:
-    _unsupported("np.max", out=out)
-    return _extreme("max", a, axis, keepdims, initial, where, np.max)
+def _register_extreme(pick: Any, *funcs: Any) -> None:
+    name = pick.__name__
+
+    def impl(
+        a: Any,
+        axis: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = True,
+    ) -> Any:
+        _unsupported(f"np.{name}", out=out)
+        return _extreme(name, a, axis, keepdims, initial, where, pick)
+
+    for f in funcs:
+        HANDLED_FUNCTIONS[f] = impl
 
 
-@_implements(np.min, np.amin)
-def _np_min(
-    a: Any,
-    axis: Any = None,
-    out: Any = None,
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = True,
-) -> Any:
-    _unsupported("np.min", out=out)
-    return _extreme("min", a, axis, keepdims, initial, where, np.min)
+_register_extreme(np.max, np.max, np.amax)
+_register_extreme(np.min, np.min, np.amin)
 
 
 @_implements(np.ptp)
 def _np_ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
     _unsupported("np.ptp", out=out)
-    return _np_max(a, axis, keepdims=keepdims) - _np_min(a, axis, keepdims=keepdims)
+    return np.max(a, axis, keepdims=keepdims) - np.min(a, axis, keepdims=keepdims)
 
 
 def _bottom(x: Any) -> Any:
@@ -1258,7 +1241,9 @@ def _np_solve(a: Any, b: Any) -> Any:
         db = full(bp, k, shape_of(bv), bv)
         rhs = rhs + (db[..., None] if vector else db)
     if ap is not None:
-        rhs = rhs - full(ap, k, shape_of(av), av) @ x
+        # Padded so that a's partials broadcast against x, which may have more leading
+        # axes (inside a nested differentiation, x carries the outer partials' axis).
+        rhs = rhs - pad(full(ap, k, shape_of(av), av), len(shape_of(x))) @ x
     dx = np.linalg.solve(av, rhs)
     if vector:
         x, dx = x[..., 0], dx[..., 0]
@@ -1321,6 +1306,12 @@ def _np_svd(
             "or np.linalg.svdvals): the derivatives of singular vectors are not implemented"
         )
     v, d, _ = _matrix_partials(a)
+    if isinstance(v, Dual):
+        # Nested: singular vectors of a dual are not differentiated, so go through the
+        # eigenvalues of the smaller Gram matrix, σ² = eig(A Aᵀ) (distinct, non-zero σ).
+        m, n = shape_of(v)[-2:]
+        gram = a @ np.swapaxes(a, -1, -2) if m <= n else np.swapaxes(a, -1, -2) @ a
+        return np.flip(np.sqrt(np.linalg.eigvalsh(gram)), axis=-1)
     u, s, vh = np.linalg.svd(v, full_matrices=False)
     # dσ_i = u_iᵀ dA v_i (distinct singular values)
     ds = np.einsum("...ji,k...jl,...il->k...i", u, d, vh)
@@ -1357,20 +1348,18 @@ def _np_vecdot(x1: Any, x2: Any, /, *, axis: int = -1, **kw: Any) -> Any:
     return np.sum(np.moveaxis(x1, axis, -1) * np.moveaxis(x2, axis, -1), axis=-1)
 
 
-@_implements(np.nansum)
-def _np_nansum(
-    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any
-) -> Any:
-    _unsupported("np.nansum", dtype=dtype, out=out, **kw)
-    return _np_sum(a, axis=axis, keepdims=keepdims, where=~np.isnan(a))
+def _register_nan_ignoring(reduce: Any, func: Any) -> None:
+    def impl(
+        a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
+    ) -> Any:
+        _unsupported(f"np.{func.__name__}", dtype=dtype, out=out)
+        return reduce(a, axis=axis, keepdims=keepdims, where=~np.isnan(a))
+
+    HANDLED_FUNCTIONS[func] = impl
 
 
-@_implements(np.nanmean)
-def _np_nanmean(
-    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any
-) -> Any:
-    _unsupported("np.nanmean", dtype=dtype, out=out, **kw)
-    return _np_mean(a, axis=axis, keepdims=keepdims, where=~np.isnan(a))
+_register_nan_ignoring(_np_sum, np.nansum)
+_register_nan_ignoring(_np_mean, np.nanmean)
 
 
 @_implements(np.quantile)

@@ -227,6 +227,15 @@ def _nan_select_weight(mine: Any, other: Any, better: Callable[[Any, Any], Any],
     return np.where(np.isnan(other), 1.0, np.where(np.isnan(mine), 0.0, weight))
 
 
+def _selection_rule(better: Callable[[Any, Any], Any], weight: Any, source: str) -> Rule:
+    """maximum/minimum/fmax/fmin: each argument weighted by whether it was selected."""
+    return Rule(
+        (lambda o, a, b: weight(a, b, better, o), lambda o, a, b: weight(b, a, better, o)),
+        ((-3.0, 3.0), (-3.0, 3.0)),
+        source,
+    )
+
+
 def _dpow_base(out: Any, x: Any, y: Any) -> Any:
     if isinstance(y, PLAIN_OPERANDS) and np.ndim(y) == 0:
         return 0.0 * x if y == 0 else y * x ** (y - 1)
@@ -349,37 +358,17 @@ RULES: dict[np.ufunc, Rule] = {
     ),
     np.absolute: Rule((lambda o, x: np.sign(x),), (_ANY,), "sign x (0 at 0)"),
     np.fabs: Rule((lambda o, x: np.sign(x),), (_ANY,), "sign x (0 at 0)"),
-    np.maximum: Rule(
-        (
-            lambda o, a, b: _select_weight(a, b, np.greater, o),
-            lambda o, a, b: _select_weight(b, a, np.greater, o),
-        ),
-        (_ANY, _ANY),
-        "1 to the larger argument, 1/2 each at a tie",
+    np.maximum: _selection_rule(
+        np.greater, _select_weight, "1 to the larger argument, 1/2 each at a tie"
     ),
-    np.minimum: Rule(
-        (
-            lambda o, a, b: _select_weight(a, b, np.less, o),
-            lambda o, a, b: _select_weight(b, a, np.less, o),
-        ),
-        (_ANY, _ANY),
-        "1 to the smaller argument, 1/2 each at a tie",
+    np.minimum: _selection_rule(
+        np.less, _select_weight, "1 to the smaller argument, 1/2 each at a tie"
     ),
-    np.fmax: Rule(
-        (
-            lambda o, a, b: _nan_select_weight(a, b, np.greater, o),
-            lambda o, a, b: _nan_select_weight(b, a, np.greater, o),
-        ),
-        (_ANY, _ANY),
-        "as maximum; a NaN argument gets weight 0",
+    np.fmax: _selection_rule(
+        np.greater, _nan_select_weight, "as maximum; a NaN argument gets weight 0"
     ),
-    np.fmin: Rule(
-        (
-            lambda o, a, b: _nan_select_weight(a, b, np.less, o),
-            lambda o, a, b: _nan_select_weight(b, a, np.less, o),
-        ),
-        (_ANY, _ANY),
-        "as minimum; a NaN argument gets weight 0",
+    np.fmin: _selection_rule(
+        np.less, _nan_select_weight, "as minimum; a NaN argument gets weight 0"
     ),
     np.copysign: Rule(
         (lambda o, x, y: 2 * _float_like(np.signbit(x) == np.signbit(y), o) - 1, ZERO),

@@ -60,6 +60,15 @@ def _dairye(o: Any, x: Any) -> tuple[Any, Any, Any, Any]:
     return eaip + r * eai, x * eai + r * eaip, ebip - r * ebi, x * ebi - r * ebip
 
 
+def _bessel_rule(f: np.ufunc, sign: float, source: str) -> Rule:
+    """∂/∂x f_ν(x) = (f_{ν-1}(x) ∓ f_{ν+1}(x))/2, the order a parameter."""
+    return Rule(
+        (NOT_DIFFERENTIABLE, lambda o, v, x: (f(v - 1, x) + sign * f(v + 1, x)) / 2),
+        (_ORDER, _POS),
+        source,
+    )
+
+
 SPECIAL_RULES: dict[np.ufunc, Rule] = {
     # Error functions (DLMF 7.2, 7.10, 7.17)
     sc.erf: Rule((lambda o, x: _TWO_OVER_SQRT_PI * np.exp(-x * x),), (_ANY,), "DLMF 7.10.1"),
@@ -139,31 +148,11 @@ SPECIAL_RULES: dict[np.ufunc, Rule] = {
     sc.j1: Rule((lambda o, x: (sc.j0(x) - sc.jv(2, x)) / 2,), (_ANY,), "DLMF 10.6.1"),
     sc.y0: Rule((lambda o, x: -sc.y1(x),), (_POS,), "DLMF 10.6.3"),
     sc.y1: Rule((lambda o, x: (sc.y0(x) - sc.yv(2, x)) / 2,), (_POS,), "DLMF 10.6.1"),
-    sc.jv: Rule(
-        (NOT_DIFFERENTIABLE, lambda o, v, x: (sc.jv(v - 1, x) - sc.jv(v + 1, x)) / 2),
-        (_ORDER, _POS),
-        "DLMF 10.6.1",
-    ),
-    sc.jve: Rule(
-        (NOT_DIFFERENTIABLE, lambda o, v, x: (sc.jve(v - 1, x) - sc.jve(v + 1, x)) / 2),
-        (_ORDER, _POS),
-        "DLMF 10.6.1 (jve = jv for real x)",
-    ),
-    sc.yv: Rule(
-        (NOT_DIFFERENTIABLE, lambda o, v, x: (sc.yv(v - 1, x) - sc.yv(v + 1, x)) / 2),
-        (_ORDER, _POS),
-        "DLMF 10.6.1",
-    ),
-    sc.yve: Rule(
-        (NOT_DIFFERENTIABLE, lambda o, v, x: (sc.yve(v - 1, x) - sc.yve(v + 1, x)) / 2),
-        (_ORDER, _POS),
-        "DLMF 10.6.1 (yve = yv for real x)",
-    ),
-    sc.iv: Rule(
-        (NOT_DIFFERENTIABLE, lambda o, v, x: (sc.iv(v - 1, x) + sc.iv(v + 1, x)) / 2),
-        (_ORDER, _POS),
-        "DLMF 10.29.1",
-    ),
+    sc.jv: _bessel_rule(sc.jv, -1.0, "DLMF 10.6.1"),
+    sc.jve: _bessel_rule(sc.jve, -1.0, "DLMF 10.6.1 (jve = jv for real x)"),
+    sc.yv: _bessel_rule(sc.yv, -1.0, "DLMF 10.6.1"),
+    sc.yve: _bessel_rule(sc.yve, -1.0, "DLMF 10.6.1 (yve = yv for real x)"),
+    sc.iv: _bessel_rule(sc.iv, +1.0, "DLMF 10.29.1"),
     sc.ive: Rule(
         (
             NOT_DIFFERENTIABLE,
