@@ -28,6 +28,7 @@ Usage: ``tumble bench dual [--sizes N [N ...]] [--rounds R]``.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
 
+    load_start = os.getloadavg()[0]
     jax_fn, jax_note = jax_contender()
     rng = np.random.default_rng(5)
     header = [
@@ -244,8 +246,10 @@ def main(argv: list[str] | None = None) -> int:
             goal_note,
             jax_note,
             "Times are the best of alternating rounds: the machine was shared with other jobs "
-            "during the run (load average above the 2 cores), so expect noise of tens of "
-            "percent in wall time; the CPU times do not count waiting for a core.",
+            f"during the run (1-minute load average {load_start:.1f} at the start and "
+            f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores), so expect noise "
+            "of tens of percent in wall time; the CPU times do not count waiting for a core "
+            "but still suffer from the shared caches.",
         ]
     )
     print(goal_note)
