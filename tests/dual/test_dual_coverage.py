@@ -423,7 +423,13 @@ ARRAY_FUNCTIONS: dict[str, tuple] = {
     ),
     "cumsum": (lambda x: np.cumsum(x, axis=1), "m", ("cs", None)),
     "cumprod": (lambda x: np.cumprod(x, axis=0), "m", ("cs", None)),
-    "max": (lambda x: np.concatenate([np.max(x, axis=0), np.max(x)[None]]), "m", ("cs", None)),
+    "max": (
+        lambda x: np.concatenate(
+            [np.max(x, axis=0), np.max(x)[None], np.max(x, axis=1, where=_MASK34, initial=-5.0)]
+        ),
+        "m",
+        ("cs", None),
+    ),
     "min": (lambda x: np.min(x, axis=1, keepdims=True), "m", ("cs", None)),
     "ptp": (lambda x: np.ptp(x, axis=1), "m", ("cs", None)),
     "std": (

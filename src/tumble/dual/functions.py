@@ -424,8 +424,16 @@ def _np_cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) ->
 def _extreme(
     name: str, a: Any, axis: Any, keepdims: bool, initial: Any, where: Any, pick: Any
 ) -> Any:
-    if initial is not None or where is not True:
-        raise TypeError(f"np.{name} on Dual arrays does not support initial= or where=")
+    if where is not True:
+        if initial is None:
+            raise ValueError(
+                f"reduction operation '{name}' does not have an identity, so to use a where mask one has to specify 'initial'"
+            )
+        # Masked-out elements become the initial value, which has no partials.
+        a = np.where(np.broadcast_to(where, shape_of(a)), a, initial)
+    if initial is not None:
+        better = np.maximum if name == "max" else np.minimum
+        return better(_extreme(name, a, axis, keepdims, None, True, pick), initial)
     if not isinstance(a, Dual):
         return pick(a, axis=axis, keepdims=keepdims)
     v, d = split(a, a.tag)
