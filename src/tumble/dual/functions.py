@@ -427,7 +427,8 @@ def _extreme(
     if where is not True:
         if initial is None:
             raise ValueError(
-                f"reduction operation '{name}' does not have an identity, so to use a where mask one has to specify 'initial'"
+                f"reduction operation '{name}' does not have an identity, so to use a "
+                "where mask one has to specify 'initial'"
             )
         # Masked-out elements become the initial value, which has no partials.
         a = np.where(np.broadcast_to(where, shape_of(a)), a, initial)
