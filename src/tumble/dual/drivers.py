@@ -175,6 +175,14 @@ def _extract(y: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
     return arr.shape, np.zeros((*arr.shape, k), dtype=real_dtype(arr))
 
 
+def _may_hold_nan(d: Any) -> bool:
+    """Whether partials ``d`` may hold a NaN: one reduction for a plain array (a NaN, or
+    infinities of both signs, make the sum NaN; a false alarm only costs a re-check)."""
+    if isinstance(d, np.ndarray):
+        return bool(np.isnan(np.add.reduce(d, axis=None)))
+    return bool(np.any(np.isnan(d)))
+
+
 def _evaluate(f: Function, x: Any, seed: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
     """Output shape and partials of ``f`` at ``x`` seeded with ``seed`` (``(k,) + S``).
 
@@ -183,7 +191,7 @@ def _evaluate(f: Function, x: Any, seed: Any, tag: int, k: int) -> tuple[tuple[i
     coefficient, which gives what checking always would, at the price of that one pass.
     """
     out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
-    if nan_safe_enabled() and bool(np.any(np.isnan(d))):
+    if nan_safe_enabled() and _may_hold_nan(d):
         with checking_every_coefficient():
             out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
     return out_shape, d
