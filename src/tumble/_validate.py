@@ -7,8 +7,11 @@ these first, so compiled kernels only ever see arrays of the dtype and shape the
 
 from __future__ import annotations
 
+import contextlib
 import numbers
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -59,6 +62,19 @@ def as_float_array(
     if finite and not np.all(np.isfinite(arr)):
         raise InputError(f"{name}: expected finite values, got NaN or infinity")
     return arr
+
+
+def check_finite_result(result: Any, names: str, what: str) -> None:
+    """Raise ``InputError`` if ``result``, computed from finite input, is not finite.
+
+    The rule for huge finite input (``docs/limitations.md``): a function computes the
+    right answer when it is representable, and otherwise says which arguments are too
+    large, here ``names`` (``"omega, inv_inertia"``); ``what`` names the quantity that
+    overflowed (``"the angular momentum"``). Call it under ``np.errstate(all="ignore")``
+    work, so that NumPy warns about nothing.
+    """
+    if not np.all(np.isfinite(result)):
+        raise InputError(f"{names}: too large, {what} overflows the float range")
 
 
 def as_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
@@ -116,14 +132,96 @@ def as_scalar(
     return value
 
 
-def as_int(x: Any, name: str, *, minimum: int | None = None) -> int:
-    """Return ``x`` as a Python int (bool rejected), at least ``minimum`` if given."""
+#: The largest integer compiled code can take (int64): :func:`as_int`'s default ceiling.
+INT_MAX = int(np.iinfo(np.int64).max)
+
+
+def as_int(
+    x: Any, name: str, *, minimum: int | None = None, maximum: int | None = INT_MAX
+) -> int:
+    """Return ``x`` as a Python int (bool rejected) in ``[minimum, maximum]``.
+
+    The default ``maximum`` is :data:`INT_MAX`, so that no integer a caller passes on can
+    overflow a compiled int64; pass ``maximum=None`` only for values that stay in Python
+    (a pairs view's exact size, for example).
+    """
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         raise InputError(f"{name}: expected an integer, got {describe(x)}")
     value = int(x)
     if minimum is not None and value < minimum:
         raise InputError(f"{name}: expected an integer >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise InputError(f"{name}: expected an integer <= {maximum}, got {value}")
     return value
+
+
+# --------------------------------------------------------------------------- resources
+
+#: The default ceiling on what one call may allocate in proportion to its arguments: 2 GiB.
+#: ``TUMBLE_MEMORY_LIMIT`` (bytes) in the environment changes the default of a process;
+#: :func:`memory_limit` changes it for a block of code.
+DEFAULT_MEMORY_LIMIT = 2 * 1024**3
+
+
+def _default_limit() -> int:
+    text = os.environ.get("TUMBLE_MEMORY_LIMIT", "")
+    try:
+        return max(int(text), 0) if text else DEFAULT_MEMORY_LIMIT
+    except ValueError:
+        return DEFAULT_MEMORY_LIMIT
+
+
+_LIMIT: ContextVar[int | None] = ContextVar("tumble_memory_limit", default=None)
+
+
+def current_memory_limit() -> int:
+    """The allocation ceiling in bytes in force here (see :func:`memory_limit`)."""
+    limit = _LIMIT.get()
+    return _default_limit() if limit is None else limit
+
+
+@contextlib.contextmanager
+def memory_limit(nbytes: int) -> Iterator[int]:
+    """Within the block, allow calls to allocate up to ``nbytes`` bytes each.
+
+    Context-local (threads and asyncio tasks each keep their own), and restored on exit::
+
+        with tumble.memory_limit(16 * 2**30):
+            traj = rigid.simulate(q, omega, inv_inertia, dt, 10**8, "splitting")
+    """
+    limit = as_int(nbytes, "nbytes", minimum=0, maximum=None)
+    token = _LIMIT.set(limit)
+    try:
+        yield limit
+    finally:
+        _LIMIT.reset(token)
+
+
+def format_bytes(nbytes: float) -> str:
+    """``nbytes`` in the largest binary unit that keeps it at least 1 (``'3.2 GiB'``)."""
+    value = float(nbytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024.0:
+            return f"{value:.0f} bytes" if unit == "bytes" else f"{value:.3g} {unit}"
+        value /= 1024.0
+    return f"{value:.3g} PiB"
+
+
+def check_memory(nbytes: float, name: str, what: str) -> None:
+    """Raise ``InputError`` naming ``name`` if ``what`` would take more than the limit.
+
+    ``nbytes`` is the projected size, computed before anything is allocated (a Python int
+    or float, so that it cannot overflow); ``what`` says what would be allocated
+    (``"the records"``). The message gives the projected size, the limit and how to raise
+    it.
+    """
+    limit = current_memory_limit()
+    if nbytes > limit:
+        raise InputError(
+            f"{name}: {what} would take {format_bytes(nbytes)}, more than the limit of "
+            f"{format_bytes(limit)} (raise it with `with tumble.memory_limit(nbytes):` or "
+            "the TUMBLE_MEMORY_LIMIT environment variable)"
+        )
 
 
 def as_choice(x: Any, name: str, choices: Sequence[Any]) -> Any:

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from tumble._errors import InputError
 from tumble._kernels import linkedlist as _k
-from tumble._validate import as_int, describe
+from tumble._validate import as_int, check_memory, describe
 from tumble.linkedlist.cursor import Cursor, lower_bound_by_cursor, slot_of
 from tumble.linkedlist.storage import ListStorage
 
@@ -589,6 +589,7 @@ class ContiguousList(ListStorage):
         """Make room for ``n`` elements without further growth (may widen the index type)."""
         n = as_int(n, "n", minimum=0)
         if n > self._cap:
+            check_memory(self._footprint(n), "n", f"room for {n} elements")
             self._reallocate(n)
 
     # ------------------------------------------------ whole-list operations, links bypassed
