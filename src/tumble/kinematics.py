@@ -139,7 +139,7 @@ def _diagnose(arrays: dict[str, np.ndarray], quaternion: str | None = None) -> I
             )
         with np.errstate(over="ignore", under="ignore"):
             n2 = np.sum(q * q, axis=-1)
-        if not np.all((n2 > 0) & np.isfinite(n2)):
+        if not np.all((n2 >= np.finfo(q.dtype).tiny) & np.isfinite(n2)):
             return InputError(
                 f"{quaternion}: expected quaternions whose squared norm is a normal {q.dtype} "
                 "number, got one too small or too large to normalise"
