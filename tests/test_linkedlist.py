@@ -857,3 +857,12 @@ def test_regression_reserve_10_12_checks_the_size_first():
         lst.reserve(2**64)
     lst.reserve(1000)
     assert list(lst) == [1.0]
+
+
+def test_regression_count_if_with_a_two_argument_function():
+    # count_if(lambda a, b: ...) (a pairs predicate) gave a bare TypeError.
+    with pytest.raises(InputError, match="pred: expected a function of 1 positional argument"):
+        ContiguousList([1, 2, 3]).count_if(lambda a, b: a < b)
+    with pytest.raises(InputError, match="key: expected a function of 1 positional argument"):
+        ContiguousList([3, 1, 2]).sort(key=lambda a, b: a)
+    assert ContiguousList([1, 2, 3]).count_if(lambda a: a > 1) == 2

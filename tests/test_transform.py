@@ -503,3 +503,15 @@ def test_velocity_delta_round_trip_property(pair):
     parent, dv = pair
     back = parent.delta_velocity_to_local(parent.delta_velocity(dv))
     assert_close(back, dv, GROUP_RTOL, "round trip")
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+
+def test_regression_transform_identity_10_5_size_checked():
+    # Transform.identity(10**5) asked for a 74.5 GiB rotation matrix without a check.
+    with pytest.raises(InputError, match=r"n: a 100000 x 100000 rotation matrix would take 74.5 GiB"):
+        Transform.identity(10**5)
+    with pytest.raises(InputError, match="n: "):
+        DynamicTransform.identity(10**5)
+    assert Transform.identity(4).as_matrix().tolist() == np.eye(5).tolist()

@@ -8,6 +8,7 @@ these first, so compiled kernels only ever see arrays of the dtype and shape the
 from __future__ import annotations
 
 import contextlib
+import inspect
 import numbers
 import os
 from collections.abc import Iterator, Sequence
@@ -224,6 +225,28 @@ def check_memory(nbytes: float, name: str, what: str) -> None:
         )
 
 
+def check_callable(f: Any, name: str, n_args: int) -> None:
+    """Raise ``InputError`` unless ``f`` is callable with ``n_args`` positional arguments.
+
+    Callables whose signature Python cannot read (some builtins, compiled functions) are
+    taken on trust.
+    """
+    if not callable(f):
+        raise InputError(f"{name}: expected a callable, got {describe(f)}")
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*range(n_args))
+    except TypeError:
+        raise InputError(
+            f"{name}: expected a function of {n_args} positional argument"
+            f"{'s' if n_args != 1 else ''}, got {getattr(f, '__name__', type(f).__name__)}"
+            f"{sig}"
+        ) from None
+
+
 def as_choice(x: Any, name: str, choices: Sequence[Any]) -> Any:
     """Return ``x`` if it is one of ``choices``, else raise naming the allowed values.
 
@@ -253,7 +276,8 @@ def rotation_tolerance(dtype: Any, n: int) -> float:
     per entry, ``|det R|`` by ``n eps_float32``). A reflection, a shear or a scale of more
     than ``tol/2`` is rejected outright.
     """
-    eps = float(np.finfo(np.dtype(dtype)).eps)
+    eps = float(np.finfo(as_float_dtype(dtype)).eps)
+    n = as_int(n, "n", minimum=1)
     return float(n * max(np.sqrt(eps), 8.0 * float(np.finfo(np.float32).eps)))
 
 

@@ -43,6 +43,7 @@ from tumble._validate import (
     as_float_dtype,
     as_int,
     as_scalar,
+    check_memory,
     check_rotation_matrix,
     check_skew,
     common_dtype,
@@ -230,6 +231,7 @@ class Transform:
         """The identity ``(0, id, 1)`` of n-dimensional space."""
         n = as_int(n, "n", minimum=1)
         dtype = as_float_dtype(dtype)
+        check_memory(n * n * dtype.itemsize, "n", f"a {n} x {n} rotation matrix")
         return cls._make(np.zeros(n, dtype), np.eye(n, dtype=dtype), 1.0)
 
     @classmethod
