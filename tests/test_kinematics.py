@@ -656,7 +656,7 @@ def test_regression_rotate_tiny_quaternion_is_refused_like_quat_normalize():
     # kinematics.rotate(1e-160 * q, ...) accepted a quaternion that quat_normalize rejects
     # and returned a non-unit attitude (|q1| = 1.0000056): |q|² was subnormal.
     q = 1e-160 * np.array([0.6, 0.8, 0.0, 0.0])
-    with pytest.raises(InputError, match="^q: "):
+    with pytest.raises(InputError, match=r"^q: "):
         tr.quat_normalize(q)
     with pytest.raises(InputError, match="q: expected quaternions whose squared norm"):
         rotate(q, [0.0, 0.0, 1.0], [0.0, 0.0, 0.5], 0.1)

@@ -510,7 +510,7 @@ def test_velocity_delta_round_trip_property(pair):
 
 def test_regression_transform_identity_10_5_size_checked():
     # Transform.identity(10**5) asked for a 74.5 GiB rotation matrix without a check.
-    with pytest.raises(InputError, match=r"n: a 100000 x 100000 rotation matrix would take 74.5 GiB"):
+    with pytest.raises(InputError, match=r"n: a 100000 x 100000 rotation matrix would take 74.5"):
         Transform.identity(10**5)
     with pytest.raises(InputError, match="n: "):
         DynamicTransform.identity(10**5)

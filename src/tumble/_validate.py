@@ -137,9 +137,7 @@ def as_scalar(
 INT_MAX = int(np.iinfo(np.int64).max)
 
 
-def as_int(
-    x: Any, name: str, *, minimum: int | None = None, maximum: int | None = INT_MAX
-) -> int:
+def as_int(x: Any, name: str, *, minimum: int | None = None, maximum: int | None = INT_MAX) -> int:
     """Return ``x`` as a Python int (bool rejected) in ``[minimum, maximum]``.
 
     The default ``maximum`` is :data:`INT_MAX`, so that no integer a caller passes on can
