@@ -65,17 +65,17 @@ def as_float_array(
     return arr
 
 
-def check_finite_result(result: Any, names: str, what: str) -> None:
-    """Raise ``InputError`` if ``result``, computed from finite input, is not finite.
+def check_finite_result(names: str, what: str, *results: Any) -> None:
+    """Raise ``InputError`` if any of ``results``, computed from finite input, is not finite.
 
     The rule for huge finite input (``docs/limitations.md``): a function computes the
     right answer when it is representable, and otherwise says which arguments are too
     large, here ``names`` (``"omega, inv_inertia"``); ``what`` names the quantity that
-    overflowed (``"the angular momentum"``). Call it under ``np.errstate(all="ignore")``
-    work, so that NumPy warns about nothing.
+    overflowed (``"the angular momentum"``). Compute ``results`` under
+    ``np.errstate(all="ignore")`` so that NumPy warns about nothing.
     """
-    if not np.all(np.isfinite(result)):
-        raise InputError(f"{names}: too large, {what} overflows the float range")
+    if not all(np.all(np.isfinite(r)) for r in results):
+        raise InputError(f"{names}: too large or too small, {what} overflows the float range")
 
 
 def as_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
