@@ -13,8 +13,9 @@ Three outcomes pass (``docs/limitations.md``, "Two rules for bad input"):
 2. :class:`tumble.InputError` whose message starts with the name of an argument of the
    call (for a method, also a field of its object: ``scale: ...`` from
    ``Transform.inverse``);
-3. an exception whose type the callable's docstring names (``IndexError`` of
-   ``Cursor.advance``, ``KeyError`` of ``method_info``...).
+3. an exception whose type the callable's docstring (or its module's) names
+   (``IndexError`` of ``Cursor.advance``, ``ArgumentTypeError`` of the command-line
+   argument types...).
 
 Anything else fails, with Hypothesis' smallest example. Profiles: ``campaign-ci`` (the
 default, a few calls per callable, deterministic, well under a minute after numba's cache
@@ -154,7 +155,9 @@ def _targets() -> list[Target]:
             if inspect.isclass(obj) and issubclass(obj, BaseException):
                 continue
             params = _signature(obj)
-            doc = inspect.getdoc(obj) or ""
+            # An exception is documented by the callable's docstring or its module's.
+            home = inspect.getmodule(obj)
+            doc = (inspect.getdoc(obj) or "") + ((home and home.__doc__) or "")
             if params is not None:
                 found[id(obj)] = Target(label, obj, params, frozenset(), doc)
             if inspect.isclass(obj) and obj in instances:

@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from tumble import diagnostics, rigid
+from tumble._validate import as_int
 from tumble.trajectory import Trajectory
 
 __all__ = [
@@ -260,11 +261,17 @@ PALETTE = (
 _GOLDEN = (3.0 - math.sqrt(5.0)) / 2.0
 
 
+#: Most colours :func:`palette` makes: far more than anyone tells apart in one figure.
+MAX_COLORS = 10_000
+
+
 def palette(n: int) -> list[str]:
     """``n`` distinct colours as ``"#rrggbb"``: :data:`PALETTE`, then golden-angle hues.
 
-    A method added to the registry gets a colour without an edit here.
+    A method added to the registry gets a colour without an edit here. ``n`` is at most
+    :data:`MAX_COLORS`.
     """
+    n = as_int(n, "n", minimum=0, maximum=MAX_COLORS)
     out = list(PALETTE[:n])
     for i in range(n - len(out)):
         # Two lightness levels so that hues that come close still differ.
