@@ -84,6 +84,16 @@ EXCLUDED = {
 }
 
 
+#: Known gaps, each with its reason: the campaign still calls them and reports them as
+#: expected failures (xfail, not strict), so that they show in every run until fixed.
+KNOWN_GAPS = {
+    "tumble.dual.number.": "dual internals (exported by the submodule): the dual number "
+    "type is being reworked in parallel (issue 18's Dual items); its helpers take "
+    "unvalidated operands",
+    "tumble.dual.rules.": "dual internals, as above",
+}
+
+
 @dataclass(frozen=True)
 class Target:
     """One callable of the public surface: ``module.name`` or ``module.Class.method``."""
@@ -391,7 +401,13 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.chdir(here)
 
 
-@pytest.mark.parametrize("target", TARGETS, ids=[t.label for t in TARGETS])
+def _param(t: Target) -> Any:
+    gaps = [why for prefix, why in KNOWN_GAPS.items() if t.label.startswith(prefix)]
+    marks = [pytest.mark.xfail(reason=gaps[0], strict=False)] if gaps else []
+    return pytest.param(t, id=t.label, marks=marks)
+
+
+@pytest.mark.parametrize("target", [_param(t) for t in TARGETS])
 @settings(settings.get_profile(PROFILE))
 @given(data=st.data())
 def test_bad_input_gives_a_result_or_a_named_error(scratch, target: Target, data) -> None:

@@ -556,7 +556,7 @@ class Hierarchy:
                 dv = p / m
                 G = self._parent_global(i)
                 zero = np.zeros(self._n)
-                changes = [
+                changes: list[tuple[Any, np.ndarray, np.ndarray]] = [
                     (i, G.delta_velocity_to_local(dv), G.delta_acceleration_to_local(dv, zero))
                 ]
                 if kids.size:

@@ -477,7 +477,9 @@ def score(
     J = _inverse_moments(inv_inertia)
     if reference_q is not None:
         # diagnostics reads a Trajectory or a tuple (t, q, omega) alike; so does this.
-        tuple_q = trajectory[1] if isinstance(trajectory, tuple) and len(trajectory) == 3 else None
+        tuple_q: Any = (
+            trajectory[1] if isinstance(trajectory, tuple) and len(trajectory) == 3 else None
+        )
         q_shape = np.shape(getattr(trajectory, "q", tuple_q))
         q_ref = as_float_array(reference_q, "reference_q", (4,))
         if q_ref.shape != q_shape:
