@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tumble._errors import InputError, TumbleWarning
+from tumble._validate import describe
 from tumble.sweep import grid, task
 
 __all__ = [
@@ -82,7 +83,18 @@ def _schema() -> Any:
 
 def task_key(case_ids: Iterable[str]) -> str:
     """A task's name: a hash of its case ids, whatever their order (20 hex digits)."""
-    return hashlib.sha1("\n".join(sorted(case_ids)).encode()).hexdigest()[:20]
+    try:
+        ids = sorted(case_ids)
+        text = "\n".join(ids)
+    except TypeError:
+        raise InputError(f"case_ids: expected case id strings, got {describe(case_ids)}") from None
+    return hashlib.sha1(text.encode()).hexdigest()[:20]
+
+
+def _folder(out: Any) -> Path:
+    if not isinstance(out, str | os.PathLike):
+        raise InputError(f"out: expected a folder path (str or Path), got {type(out).__name__}")
+    return Path(out)
 
 
 def prepare_folder(out: Any) -> Path:
@@ -93,9 +105,7 @@ def prepare_folder(out: Any) -> Path:
     InputError
         ``out`` is a file, or a folder that cannot be created or written.
     """
-    if not isinstance(out, str | os.PathLike):
-        raise InputError(f"out: expected a folder path (str or Path), got {type(out).__name__}")
-    folder = Path(out)
+    folder = _folder(out)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"out: expected a folder, got the file {str(out)!r}")
     try:
@@ -120,6 +130,9 @@ def write_part(out: Path, columns: dict[str, list[Any]]) -> Path:
     name, flushed to disk and renamed.
     """
     pa, pq = _arrow()
+    out = _folder(out)
+    if not isinstance(columns, dict) or "case_id" not in columns:
+        raise InputError(f"columns: expected {{column: list}} of a task, got {describe(columns)}")
     key = task_key(columns["case_id"])
     writer = {"schema_version": grid.SCHEMA_VERSION, "task_key": key}
     table = pa.table(columns, schema=_schema().with_metadata({_WRITER_KEY: json.dumps(writer)}))
@@ -139,7 +152,7 @@ def part_files(out: Path) -> list[Path]:
     Only the name is checked here; :func:`read_results` and :func:`completed_case_ids`
     read a file as results only if the sweep wrote it (module docstring).
     """
-    return sorted(p for p in out.iterdir() if _PART.fullmatch(p.name))
+    return sorted(p for p in _folder(out).iterdir() if _PART.fullmatch(p.name))
 
 
 def _row_case_id(row: dict[str, Any]) -> str:
@@ -215,7 +228,7 @@ def completed_case_ids(out: Any) -> set[str]:
     Only the sweep's own part files count (module docstring); the others are reported
     with a :class:`ForeignFileWarning`.
     """
-    folder = Path(out)
+    folder = _folder(out)
     if not folder.is_dir():
         return set()
     return {i for t in _own_parts(folder) for i in t.column("case_id").to_pylist()}
@@ -229,7 +242,7 @@ def read_results(out: Any) -> Any:
     with a :class:`ForeignFileWarning`.
     """
     pa, _ = _arrow()
-    folder = Path(out)
+    folder = _folder(out)
     if not folder.is_dir():
         raise InputError(f"out: expected a folder written by tumble sweep, got {str(out)!r}")
     tables = [t.replace_schema_metadata(None) for t in _own_parts(folder)]
