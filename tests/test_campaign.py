@@ -400,6 +400,13 @@ def _check_outcome(target: Target, call: Callable[[], Any], shown: dict[str, Any
 # the campaign
 
 
+@pytest.fixture
+def tally() -> Iterator[None]:
+    """Print the running number of calls after each callable (visible with ``-s``)."""
+    yield
+    print(f" [{CALLS['count']} calls]", end="", flush=True)
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A scratch working directory and a small memory limit for every call."""
@@ -422,7 +429,9 @@ def _param(t: Target) -> Any:
 @pytest.mark.parametrize("target", [_param(t) for t in TARGETS])
 @settings(settings.get_profile(PROFILE))
 @given(data=st.data())
-def test_bad_input_gives_a_result_or_a_named_error(scratch, target: Target, data) -> None:
+def test_bad_input_gives_a_result_or_a_named_error(
+    scratch: None, tally: None, target: Target, data: st.DataObject
+) -> None:
     params = target.params
     corrupt = (
         data.draw(st.sets(st.sampled_from([p.name for p in params]), max_size=2), label="bad")
