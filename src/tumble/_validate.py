@@ -106,7 +106,7 @@ def broadcast_leading(**named: tuple[np.ndarray, int]) -> tuple[int, ...]:
         return tuple(np.broadcast_shapes(*leading.values()))
     except ValueError:
         seen = ", ".join(f"{k} {s}" for k, s in leading.items())
-        raise InputError(f"batch shapes do not broadcast: {seen}") from None
+        raise InputError(f"{', '.join(leading)}: batch shapes do not broadcast: {seen}") from None
 
 
 def as_scalar(

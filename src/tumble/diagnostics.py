@@ -747,4 +747,8 @@ def attitude_deviation(
         raise InputError(
             f"reference.q: expected {q.shape[0]} records as in trajectory.q, got {q_ref.shape[0]}"
         )
-    return np.asarray(rotation.rotation_angle(q, q_ref), dtype=np.float64)
+    try:
+        return np.asarray(rotation.rotation_angle(q, q_ref), dtype=np.float64)
+    except InputError as exc:
+        # rotation_angle names its own arguments (p, q): here they are the two runs' q.
+        raise InputError(f"trajectory.q, reference.q: {str(exc).partition(': ')[2]}") from None

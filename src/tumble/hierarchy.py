@@ -335,7 +335,10 @@ class Hierarchy:
             The new ids.
         """
         n, first = self._n, self._count
-        par = np.asarray(parent)
+        try:
+            par = np.asarray(parent)
+        except ValueError:  # ragged
+            raise InputError(f"parent: expected a 1-D integer array, got {parent!r:.80}") from None
         if par.shape == (0,):
             par = par.astype(np.int64)  # an empty list arrives as float64
         if par.ndim != 1 or par.dtype.kind not in "iu":

@@ -287,6 +287,8 @@ class ListStorage:
                 return list(values)
             except TypeError:
                 raise InputError(f"{name}: expected an iterable, got {describe(values)}") from None
+        if isinstance(values, np.ndarray) and values.ndim == 0:
+            raise InputError(f"{name}: expected an iterable, got {describe(values)}")
         if not isinstance(values, np.ndarray):
             try:
                 values = list(values)

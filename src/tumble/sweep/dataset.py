@@ -86,7 +86,7 @@ def task_key(case_ids: Iterable[str]) -> str:
     try:
         ids = sorted(case_ids)
         text = "\n".join(ids)
-    except TypeError:
+    except (TypeError, ValueError):
         raise InputError(f"case_ids: expected case id strings, got {describe(case_ids)}") from None
     return hashlib.sha1(text.encode()).hexdigest()[:20]
 
@@ -152,7 +152,10 @@ def part_files(out: Path) -> list[Path]:
     Only the name is checked here; :func:`read_results` and :func:`completed_case_ids`
     read a file as results only if the sweep wrote it (module docstring).
     """
-    return sorted(p for p in _folder(out).iterdir() if _PART.fullmatch(p.name))
+    folder = _folder(out)
+    if not folder.is_dir():
+        raise InputError(f"out: expected a folder written by tumble sweep, got {str(out)!r}")
+    return sorted(p for p in folder.iterdir() if _PART.fullmatch(p.name))
 
 
 def _row_case_id(row: dict[str, Any]) -> str:

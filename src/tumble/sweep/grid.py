@@ -185,11 +185,16 @@ def build_grid(
         In the order method, body, energy, steps, rotations (last varies fastest).
     """
     d = scenarios.DEFAULTS
-    names = (
-        [methods]
-        if isinstance(methods, str)
-        else list(rigid.METHODS if methods is None else methods)
-    )
+    try:
+        names = (
+            [methods]
+            if isinstance(methods, str)
+            else list(rigid.METHODS if methods is None else methods)
+        )
+    except TypeError:
+        raise InputError(
+            f"methods: expected a method name or a list of them, got {methods!r:.80}"
+        ) from None
     if not names:
         raise InputError("methods: expected at least one method name, got none")
     names = list(dict.fromkeys(as_choice(m, "methods", rigid.METHODS) for m in names))
