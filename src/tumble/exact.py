@@ -48,7 +48,7 @@ from tumble import rotation
 from tumble._errors import InputError
 from tumble._kernels import exact as kernels
 from tumble._kernels.dispatch import use_parallel
-from tumble._validate import as_float_array, broadcast_leading, common_dtype
+from tumble._validate import as_float_array, broadcast_leading, check_memory, common_dtype
 
 __all__ = [
     "EQUAL_RTOL",
@@ -154,8 +154,13 @@ def _times(t: ArrayLike) -> np.ndarray:
 def _solve(
     q: np.ndarray, Lb: np.ndarray, J: np.ndarray, t: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``q(t)`` (nt, nb, 4) and world ``omega(t)`` (nt, nb, 3) from ``(q, L_b)``, float64."""
+    """``q(t)`` (nt, nb, 4) and world ``omega(t)`` (nt, nb, 3) from ``(q, L_b)``, float64.
+
+    The kernels write straight into the outputs (no temporaries per pair), after the
+    resource check on their size.
+    """
     nt, nb = t.shape[0], q.shape[0]
+    check_memory(nt * nb * 7 * 8, "t", f"{nt} times x {nb} bodies of states")
     q_out = np.empty((nt, nb, 4))
     w_out = np.empty((nt, nb, 3))
     solve = kernels.solve_parallel if use_parallel(nt * nb) else kernels.solve_serial
@@ -226,15 +231,18 @@ def torque_free(
     Cost (compiled, one thread): about 0.3 ms per call plus about 1.4 µs per body (the
     per-body set-up, :func:`tumble._kernels.exact.prepare`) and 0.2-0.3 µs per (time,
     body): one theta-series evaluation of the Jacobi functions and the third-kind integral,
-    and a few quaternion products (``docs/exact.md``, ``tumble bench exact``).
+    and a few quaternion products (``docs/exact.md``, ``tumble bench exact``). Memory: the
+    float64 result (and its copy in the input dtype); a result above the memory limit
+    (``tumble.memory_limit``, 2 GiB by default) raises :class:`tumble.InputError` naming
+    ``t`` before anything is allocated.
     """
     q, Lb, J, batch, dtype = _prepare(q0, omega0, inv_inertia)
     tt = _times(t)
     _check_phase(Lb, J, tt)
     qt, wt = _solve(q, Lb, J, tt.ravel())
     return (
-        qt.reshape(tt.shape + batch + (4,)).astype(dtype),
-        wt.reshape(tt.shape + batch + (3,)).astype(dtype),
+        qt.reshape(tt.shape + batch + (4,)).astype(dtype, copy=False),
+        wt.reshape(tt.shape + batch + (3,)).astype(dtype, copy=False),
     )
 
 

@@ -41,6 +41,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from tumble import diagnostics, rigid
+from tumble._errors import InputError
+from tumble._validate import as_float_array, as_int, describe
 from tumble.trajectory import Trajectory
 
 __all__ = [
@@ -260,11 +262,17 @@ PALETTE = (
 _GOLDEN = (3.0 - math.sqrt(5.0)) / 2.0
 
 
+#: Most colours :func:`palette` makes: far more than anyone tells apart in one figure.
+MAX_COLORS = 10_000
+
+
 def palette(n: int) -> list[str]:
     """``n`` distinct colours as ``"#rrggbb"``: :data:`PALETTE`, then golden-angle hues.
 
-    A method added to the registry gets a colour without an edit here.
+    A method added to the registry gets a colour without an edit here. ``n`` is at most
+    :data:`MAX_COLORS`.
     """
+    n = as_int(n, "n", minimum=0, maximum=MAX_COLORS)
     out = list(PALETTE[:n])
     for i in range(n - len(out)):
         # Two lightness levels so that hues that come close still differ.
@@ -293,7 +301,10 @@ def curve(
     reference and the traces that compare with it are left out. Records from the first
     non-finite state on (a method that blew up) are NaN.
     """
-    J = np.asarray(inv_inertia, dtype=np.float64)
+    _check_run(trajectory, "trajectory")
+    if reference is not None:
+        _check_run(reference, "reference")
+    J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)
     n = trajectory.t.shape[0]
     k = int(diagnostics.finite_records(trajectory))
     finite = trajectory.take(records=slice(k))
@@ -309,12 +320,21 @@ def curve(
     return out
 
 
+def _check_run(x: Any, name: str) -> None:
+    if not isinstance(x, Trajectory):
+        raise InputError(f"{name}: expected a tumble Trajectory, got {describe(x)}")
+
+
 def series(values: Mapping[str, Any], t: ArrayLike, ref: str) -> Any:
     """What ``ref`` (:attr:`Panel.x` or :attr:`Panel.y`) names in a curve, or None.
 
     ``t`` for :data:`TIME`; a component column of a vector trace for ``"name.c"``; None
     when the curve has no such trace (the reference has no ``attitude_error``).
     """
+    if not isinstance(values, Mapping):
+        raise InputError(f"values: expected a curve (a mapping of traces), got {describe(values)}")
+    if not isinstance(ref, str):
+        raise InputError(f"ref: expected a trace name, got {describe(ref)}")
     if ref == TIME:
         return t
     name, _, component = ref.partition(".")
@@ -355,6 +375,9 @@ def figure_data(
 
     All runs are recorded at the reference's times (the same case, ``dt`` and ``every``).
     """
+    if not isinstance(runs, Mapping):
+        raise InputError(f"runs: expected a mapping of method names to runs, got {describe(runs)}")
+    _check_run(reference, "reference")
     methods = {name: curve(tr, inv_inertia, reference) for name, tr in runs.items()}
     ref = curve(reference, inv_inertia)
     ranges = {p.id: _window(p, [*methods.values(), ref], ref) for p in PANELS}

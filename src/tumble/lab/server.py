@@ -128,6 +128,17 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
                 return _error(
                     413, f"body: {length} bytes exceeds the limit of {api.MAX_BODY_BYTES}"
                 )
+        # Counted on the bytes actually read: a chunked body has no Content-Length, and a
+        # client may send more than it declared. Reading stops one chunk past the limit.
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > api.MAX_BODY_BYTES:
+                return _error(
+                    413, f"body: more than {api.MAX_BODY_BYTES} bytes, the limit of a request"
+                )
+        # What Request.body() caches; call_next hands it to the endpoint from there.
+        request._body = bytes(body)
         return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
