@@ -295,8 +295,7 @@ DASHES = ("solid", "dot", "dashdot", "longdash", "longdashdot")
 PLOTLY_CONFIG: Mapping[str, Any] = {
     "displaylogo": False,
     "showSendToCloud": False,
-    "showEditInChartStudio": False,
-    "modeBarButtonsToRemove": ["sendDataToCloud", "sendChartToCloud", "editInChartStudio"],
+    "modeBarButtonsToRemove": ["sendDataToCloud", "sendChartToCloud"],
     "toImageButtonOptions": {"format": "png", "scale": 2},
 }
 

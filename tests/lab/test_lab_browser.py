@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+
 from conftest import open_lab, watch
 
 pytestmark = pytest.mark.browser
@@ -106,7 +107,8 @@ def test_plots_render_with_the_reference_and_only_ticked_methods(page) -> None:
     # Every panel has its "what am I seeing" note; labels have no raw underscores.
     assert page.locator("figure .note").count() >= 6
     titles = page.locator("#plot-time .g-ytitle, #plot-world .g-xtitle").all_text_contents()
-    assert titles and not [t for t in titles if "_" in t], titles
+    assert titles
+    assert not [t for t in titles if "_" in t], titles
 
 
 def test_ticking_and_legend_clicks_compute_only_visible_methods(page) -> None:
@@ -240,7 +242,8 @@ def test_a_blown_up_method_leaves_the_other_traces_readable(context, live_server
         for ax in axes:
             lo, hi = axis_range(wild, fig, ax)
             clo, chi = axis_range(calm, fig, ax)
-            assert math.isfinite(lo) and math.isfinite(hi), (fig, ax)
+            assert math.isfinite(lo), (fig, ax)
+            assert math.isfinite(hi), (fig, ax)
             assert hi - lo <= 10 * (chi - clo), (fig, ax, [lo, hi], [clo, chi])
     # A cross marks where it blew up, inside the panel.
     marks = wild.evaluate(
@@ -250,7 +253,7 @@ def test_a_blown_up_method_leaves_the_other_traces_readable(context, live_server
     )
     assert len(marks) == 3
     lo, hi = axis_range(wild, "plot-time", "yaxis2")
-    assert [m for m in marks if m["axis"] == "y2"][0]["y"] <= hi
+    assert next(m for m in marks if m["axis"] == "y2")["y"] <= hi
     assert "blew up at t" in wild.inner_text("#scores")
     close(calm)
     close(wild)
@@ -265,7 +268,8 @@ def test_axes_use_powers_of_ten_and_round_off_is_not_magnified(context, live_ser
     assert hi - lo >= 2e-3 * 0.99
     ticks = pg.locator("#plot-time .ytick text, #plot-world .xtick text").all_text_contents()
     si = [t for t in ticks if t and t[-1] in "fpnμmkMG"]
-    assert ticks and not si, ticks
+    assert ticks
+    assert not si, ticks
     close(pg)
 
 
@@ -308,7 +312,8 @@ def test_scrubber_moves_the_cursor_and_the_3d_view(page) -> None:
 
 def test_momentum_sphere_draws_polhodes_and_paths(page) -> None:
     data = page.evaluate("tumbleLab.data.polhodes")
-    assert len(data) >= 5 and sum(level["separatrix"] for level in data) == 1
+    assert len(data) >= 5
+    assert sum(level["separatrix"] for level in data) == 1
     # The canvas has ink: count pixels that differ from the background colour.
     inked = page.evaluate(
         """(() => { const c = document.getElementById("sphere-canvas");
@@ -396,9 +401,7 @@ def test_no_cloud_button_and_a_png_camera(page) -> None:
     page.hover("#plot-time")
     bar = page.locator("#plot-time .modebar")
     bar.wait_for(state="attached")
-    titles = [
-        b.get_attribute("data-title") or "" for b in bar.locator(".modebar-btn").all()
-    ]
+    titles = [b.get_attribute("data-title") or "" for b in bar.locator(".modebar-btn").all()]
     assert any("png" in t.lower() for t in titles), titles
     assert not [t for t in titles if "share" in t.lower() or "cloud" in t.lower()], titles
     assert page.locator(".modebar-btn[data-attr='sendChartToCloud']").count() == 0
