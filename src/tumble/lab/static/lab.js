@@ -869,7 +869,7 @@
     fitCanvas(sphere, 1);
     const w = sphere.width;
     const h = sphere.height;
-    const r = 0.42 * Math.min(w, h);
+    const r = 0.36 * Math.min(w, h);
     const cx = w / 2;
     const cy = h / 2;
     const cam = sphereCamera();
@@ -912,7 +912,10 @@
       sctx.globalAlpha = a[2] < 0 ? 0.35 : 1;
       sctx.beginPath(); sctx.moveTo(o[0], o[1]); sctx.lineTo(a[0], a[1]); sctx.stroke();
       sctx.font = `${Math.round(r / 12)}px system-ui, sans-serif`;
-      sctx.fillText(["x (min J)", "y (median J)", "z (max J)"][i], a[0] + 4, a[1] - 4);
+      // Labels point away from the centre, so they stay inside the canvas.
+      sctx.textAlign = a[0] < cx ? "right" : "left";
+      sctx.fillText(["x (min J)", "y (median J)", "z (max J)"][i], a[0] + (a[0] < cx ? -4 : 4), a[1] - 4);
+      sctx.textAlign = "left";
       sctx.globalAlpha = 1;
     });
     const k = recordAt(d.t, lab.cursor);
