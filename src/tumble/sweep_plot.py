@@ -3,24 +3,6 @@
 
 from __future__ import annotations
 
-from tumble.sweep.plot import (
-    AXES,
-    COLOR_FLOOR,
-    REDUCERS,
-    add_arguments,
-    color_range,
-    heat_maps,
-    plot,
-    run,
-)
+from tumble.sweep.plot import AXES, REDUCERS, add_arguments, heat_maps, plot, run
 
-__all__ = [
-    "AXES",
-    "COLOR_FLOOR",
-    "REDUCERS",
-    "add_arguments",
-    "color_range",
-    "heat_maps",
-    "plot",
-    "run",
-]
+__all__ = ["AXES", "REDUCERS", "add_arguments", "heat_maps", "plot", "run"]

@@ -89,6 +89,13 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
     return "; ".join(lines)
 
 
+#: The error answers of the endpoints that take a :class:`~tumble.lab.api.SimulateRequest`.
+_LIMITED: dict[int | str, dict[str, Any]] = {
+    413: {"description": "more work than the documented limit"},
+    422: {"description": "malformed or out-of-range request"},
+}
+
+
 def _error(status: int, message: str, detail: Any = None) -> JSONResponse:
     body: dict[str, Any] = {"message": message}
     if detail is not None:
@@ -181,10 +188,7 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
 
     @app.post(
         "/api/simulate",
-        responses={
-            413: {"description": "more work than the documented limit"},
-            422: {"description": "malformed or out-of-range request"},
-        },
+        responses=_LIMITED,
     )
     def simulate(request: api.SimulateRequest) -> Response:
         """Run the methods on one case; traces decimated to at most ``MAX_POINTS`` records."""
@@ -200,10 +204,7 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
 
     @app.post(
         "/api/convergence",
-        responses={
-            413: {"description": "more work than the documented limit"},
-            422: {"description": "malformed or out-of-range request"},
-        },
+        responses=_LIMITED,
     )
     def convergence(request: api.SimulateRequest) -> Response:
         """Final attitude error against cost at dt, dt/2, dt/4 for the requested methods."""

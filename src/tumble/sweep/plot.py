@@ -22,16 +22,7 @@ from tumble._errors import InputError
 from tumble._validate import as_choice
 from tumble.sweep import dataset, task
 
-__all__ = [
-    "AXES",
-    "COLOR_FLOOR",
-    "REDUCERS",
-    "add_arguments",
-    "color_range",
-    "heat_maps",
-    "plot",
-    "run",
-]
+__all__ = ["AXES", "REDUCERS", "add_arguments", "heat_maps", "plot", "run"]
 
 AXES = ("min_j", "median_j", "inv_inertia", "energy", "steps_per_rotation", "rotations")
 """Grid columns that can be a heat map's axis."""
