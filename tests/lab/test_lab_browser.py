@@ -299,10 +299,18 @@ def test_scrubber_moves_the_cursor_and_the_3d_view(page) -> None:
     line_x = page.evaluate("document.getElementById('plot-time').layout.shapes[0].x0")
     assert line_x == pytest.approx(t_k)
     dots = page.evaluate(
-        """document.getElementById("plot-body").data
-            .filter((t) => t.meta === "cursor").map((t) => t.x.length)"""
+        """document.getElementById("plot-body").layout.shapes
+            .filter((s) => s.type === "circle").map((s) => s.xref + s.yref)"""
     )
-    assert dots == [6, 6, 6]  # reference + 5 methods on each projection
+    assert len(dots) == 18  # reference + 5 methods on each of the 3 projections
+    assert sorted(dots.count(panel) for panel in set(dots)) == [6, 6, 6]
+    jolt = next(m for m in page.evaluate("tumbleLab.data.methods") if m["name"] == "jolt")
+    dot = page.evaluate(
+        """document.getElementById("plot-world").layout.shapes
+            .find((s) => s.meta === "jolt")"""
+    )
+    assert dot["xanchor"] == jolt["L_world"]["x"][k]
+    assert dot["yanchor"] == jolt["L_world"]["y"][k]
     # Paused: nothing moves; play moves it again.
     page.wait_for_timeout(200)
     assert page.evaluate("tumbleLab.cursor") == cursor
@@ -314,18 +322,23 @@ def test_momentum_sphere_draws_polhodes_and_paths(page) -> None:
     data = page.evaluate("tumbleLab.data.polhodes")
     assert len(data) >= 5
     assert sum(level["separatrix"] for level in data) == 1
-    # The canvas has ink: count pixels that differ from the background colour.
-    inked = page.evaluate(
+    page.locator("#sphere-canvas").scroll_into_view_if_needed()  # drawn while on screen
+    # The canvas gets ink: pixels that are not transparent.
+    page.wait_for_function(
         """(() => { const c = document.getElementById("sphere-canvas");
             const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-            let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; })()"""
+            let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+            return n > 5000; })()""",
+        timeout=15_000,
     )
-    assert inked > 5_000
     before = page.evaluate("document.getElementById('sphere-canvas').toDataURL()")
     page.focus("#sphere-canvas")
     page.keyboard.press("ArrowLeft")
-    page.wait_for_timeout(100)
-    assert page.evaluate("document.getElementById('sphere-canvas').toDataURL()") != before
+    page.wait_for_function(
+        "(b) => document.getElementById('sphere-canvas').toDataURL() !== b",
+        arg=before,
+        timeout=5_000,
+    )
 
 
 def test_error_versus_cost_shows_the_orders(context, live_server) -> None:

@@ -13,7 +13,7 @@
   const DEBOUNCE_MS = 60;
   const MAX_STEPS_PER_ROTATION = 100000;
   const MAX_ROTATIONS = 100000;
-  const CURSOR_MS = 100;     // plot cursor refresh interval while playing
+  const CURSOR_MS = 200;     // plot cursor refresh interval while playing
   const TRAIL = 0.6;         // trail length of the 3-D view, in rotation periods
 
   // State shared with the browser tests (window.tumbleLab).
@@ -471,11 +471,6 @@
         traces.push(line(m.name, [null], [null], { visible: "legendonly", showlegend: true, hoverinfo: "skip" }));
       }
     }
-    // The time cursor: one marker trace per panel, filled in by moveCursor.
-    placed.forEach(({ x, y }) => traces.push({
-      type: "scatter", mode: "markers", xaxis: x.id, yaxis: y.id, x: [], y: [], meta: "cursor",
-      showlegend: false, hoverinfo: "skip", marker: { size: 8, line: { width: 1, color: css("--fg") } },
-    }));
     const title = panels.length === 1 ? { text: label(panels[0].title), font: { size: 13 } } : undefined;
     const layout = Object.assign(theme(), {
       title,
@@ -622,53 +617,47 @@
 
   let cursorDrawnAt = -Infinity;
 
-  // Move the plots' cursor to lab.cursor: a vertical line on the time plots and a dot on
-  // each curve of the orbit plots. While playing, at most every CURSOR_MS.
+  // The cursor's shapes in one figure at record k: a vertical line on a time axis, a dot
+  // (fixed size in pixels) on each curve of the other panels. Shapes are layout, so moving
+  // them redraws no trace (plotly recomputes nothing).
+  function cursorShapes(fig, d, k) {
+    const shapes = [];
+    const runs = curves(d);
+    for (const { panel, x, y } of placedBy[fig.id] || []) {
+      if (panel.x === lab.spec.time) {
+        if (!shapes.some((sh) => sh.type === "line" && sh.xref === x.id)) {
+          shapes.push({ type: "line", xref: x.id, yref: "paper", x0: d.t[k], x1: d.t[k], y0: 0, y1: 1,
+                        line: { color: css("--accent"), width: 1.5 } });
+        }
+        continue;
+      }
+      for (const [group, run] of runs) {
+        const sx = series(run, d.t, panel.x);
+        const sy = series(run, d.t, panel.y);
+        if (!sx || !sy || sx[k] === null || sy[k] === null) continue;
+        const c = lineStyle(group).color;
+        shapes.push({ type: "circle", xref: x.id, yref: y.id, xsizemode: "pixel", ysizemode: "pixel",
+                      xanchor: sx[k], yanchor: sy[k], x0: -4, x1: 4, y0: -4, y1: 4,
+                      fillcolor: c, line: { color: css("--fg"), width: 1 }, meta: group });
+      }
+    }
+    return shapes;
+  }
+
+  // Move the plots' cursor to lab.cursor; while playing, at most every CURSOR_MS.
   function moveCursor(force) {
     const d = lab.data;
     if (!d) return;
     const now = performance.now();
     if (!force && now - cursorDrawnAt < CURSOR_MS) return;
-    cursorDrawnAt = now;
     const k = recordAt(d.t, lab.cursor);
-    const runs = curves(d);
+    if (!force && k === lab.cursorRecord) return;
+    cursorDrawnAt = now;
+    lab.cursorRecord = k;
     for (const fig of lab.spec.figures) {
       const gd = $(`plot-${fig.id}`);
-      const placed = placedBy[fig.id];
-      if (!gd.data || !placed) continue;
-      const idx = [];
-      const xs = [];
-      const ys = [];
-      const colors = [];
-      gd.data.forEach((tr, i) => { if (tr.meta === "cursor") idx.push(i); });
-      placed.forEach(({ panel }) => {
-        const px = [];
-        const py = [];
-        const pc = [];
-        if (panel.x !== lab.spec.time) {
-          for (const [group, run] of runs) {
-            const sx = series(run, d.t, panel.x);
-            const sy = series(run, d.t, panel.y);
-            if (!sx || !sy || sx[k] === null || sy[k] === null) continue;
-            px.push(sx[k]);
-            py.push(sy[k]);
-            pc.push(lineStyle(group).color);
-          }
-        }
-        xs.push(px);
-        ys.push(py);
-        colors.push(pc);
-      });
-      if (idx.length) Plotly.restyle(gd, { x: xs, y: ys, "marker.color": colors }, idx);
-      if (placed.some(({ panel }) => panel.x === lab.spec.time)) {
-        const xid = placed.find(({ panel }) => panel.x === lab.spec.time).x.id;
-        Plotly.relayout(gd, {
-          shapes: [{ type: "line", xref: xid, yref: "paper", x0: d.t[k], x1: d.t[k], y0: 0, y1: 1,
-                     line: { color: css("--accent"), width: 1.5 } }],
-        });
-      }
+      if (gd.data) Plotly.relayout(gd, { shapes: cursorShapes(fig, d, k) });
     }
-    lab.cursorRecord = k;
   }
 
   // ------------------------------------------------------------------ 3-D geometry
@@ -878,19 +867,22 @@
     sctx.strokeStyle = css("--muted");
     sctx.lineWidth = 1.5;
     sctx.beginPath(); sctx.arc(cx, cy, r, 0, 2 * Math.PI); sctx.stroke();
-    // A polyline on the sphere: front part solid, back part faint.
+    // A polyline on the sphere: front part solid, back part faint (one stroke each).
     const path = (pts, color, width, faintBack, dash) => {
       sctx.lineWidth = width;
       sctx.setLineDash(dash || []);
-      for (let i = 1; i < pts.length; i++) {
-        const a = pts[i - 1];
-        const b = pts[i];
-        if (!a || !b) continue;
-        const back = a[2] < 0 && b[2] < 0;
-        if (back && !faintBack) continue;
+      sctx.strokeStyle = color;
+      for (const back of faintBack ? [true, false] : [false]) {
         sctx.globalAlpha = back ? 0.22 : 1;
-        sctx.strokeStyle = color;
-        sctx.beginPath(); sctx.moveTo(a[0], a[1]); sctx.lineTo(b[0], b[1]); sctx.stroke();
+        sctx.beginPath();
+        for (let i = 1; i < pts.length; i++) {
+          const a = pts[i - 1];
+          const b = pts[i];
+          if (!a || !b || (a[2] < 0 && b[2] < 0) !== back) continue;
+          sctx.moveTo(a[0], a[1]);
+          sctx.lineTo(b[0], b[1]);
+        }
+        sctx.stroke();
       }
       sctx.globalAlpha = 1;
       sctx.setLineDash([]);
@@ -982,9 +974,9 @@
     }
     lastFrame = now;
     if (d) {
-      drawView(d);
+      if (onScreen.has(canvas)) drawView(d);
       const k = recordAt(d.t, lab.cursor);
-      if (sphereDirty || sphereCursor !== k || sphereData !== d) {
+      if (onScreen.has(sphere) && (sphereDirty || sphereCursor !== k || sphereData !== d)) {
         drawSphere(d);
         sphereDirty = false;
         sphereCursor = k;
@@ -995,6 +987,19 @@
     requestAnimationFrame(frame);
   }
   let sphereData = null;
+
+  // Canvases are drawn only while on screen (the animation would cost CPU for nothing).
+  const onScreen = new Set();
+  function watchScreen() {
+    const io = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (e.isIntersecting) onScreen.add(e.target); else onScreen.delete(e.target);
+        if (e.target === sphere) sphereDirty = true;
+      }
+    });
+    io.observe(canvas);
+    io.observe(sphere);
+  }
 
   function setPlaying(on) {
     lab.playing = on;
@@ -1150,6 +1155,7 @@
     hookScrubber();
     hookSphere();
     hookExport();
+    watchScreen();
     $("measure-cost").addEventListener("click", () => measureCost().catch((err) => {
       $("cost-status").textContent = `failed: ${err.message}`;
     }));
