@@ -104,6 +104,10 @@ def test_plots_render_with_the_reference_and_only_ticked_methods(page) -> None:
     assert {"midpoint", "rk4", "splitting"} <= placeholders
     assert page.locator("#plot-time .rangeslider-container").count() == 1
     assert page.locator("#scores tbody tr").count() == len(DEFAULT_SHOWN)
+    # 1280 steps are drawn as 428 records: the page says so.
+    note = page.locator("#decimation")
+    assert note.is_visible()
+    assert "one record every 3 steps" in note.inner_text()
     # Every panel has its "what am I seeing" note; labels have no raw underscores.
     assert page.locator("figure .note").count() >= 6
     titles = page.locator("#plot-time .g-ytitle, #plot-world .g-xtitle").all_text_contents()
@@ -380,6 +384,26 @@ def test_presets_and_a_custom_body(page) -> None:
     assert page.evaluate("tumbleLab.request.inv_inertia") == [0.4, 1, 1]
     assert "inv_inertia=0.4,1,1" in page.url
     assert page.is_disabled("#min-j")
+    # A near-cubic body fits its half of the 3-D view: nothing drawn in the edge rows.
+    done = page.evaluate("tumbleLab.completed")
+    for axis, value in (("x", "1"), ("y", "1.05"), ("z", "1.1")):
+        page.fill(f"#inv-{axis}", value)
+    page.press("#inv-z", "Enter")
+    wait_answer(page, done)
+    page.wait_for_function("tumbleLab.data.case.inv_inertia.join() === '1,1.05,1.1'")
+    page.click("#play")  # pause, then let a frame draw the paused body
+    page.locator("#body-canvas").scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    edges = page.evaluate(
+        """(() => { const c = document.getElementById("body-canvas");
+            const g = c.getContext("2d"); const n = Math.ceil(c.height * 0.02);
+            const rows = [g.getImageData(0, 0, c.width, n),
+                          g.getImageData(0, c.height - n, c.width, n)];
+            let ink = 0; for (const r of rows) for (let i = 3; i < r.data.length; i += 4)
+              if (r.data[i] > 0) ink++;
+            return [ink, c.height]; })()"""
+    )
+    assert edges[0] == 0, edges
 
 
 def test_csv_and_json_downloads_parse(page) -> None:
