@@ -36,19 +36,21 @@ def angle(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return r.magnitude()
 
 
-def rigid_rhs(J: np.ndarray, tau: np.ndarray):
+def rigid_rhs(J: np.ndarray, tau):
     """Right-hand side in ``y = (q, L_w)`` of the forced rigid body, with no alpha formula.
 
     ``dq/dt = ½ (0, omega) ⊗ q``, ``dL_w/dt = tau`` (world), ``omega = R J Rᵀ L_w``: the
-    gyroscopic term is never written, so the solve checks it independently.
+    gyroscopic term is never written, so the solve checks it independently. ``tau`` is a
+    constant world vector or a callable ``tau(t, R, omega)`` of the rotation matrix and the
+    world angular velocity.
     """
 
-    def rhs(_t: float, y: np.ndarray) -> np.ndarray:
+    def rhs(t: float, y: np.ndarray) -> np.ndarray:
         q, L = y[:4], y[4:]
         R = Rotation.from_quat(q, scalar_first=True).as_matrix()
         w = R @ (J * (R.T @ L))
         dq = 0.5 * np.concatenate([[-w @ q[1:]], q[0] * w + np.cross(w, q[1:])])
-        return np.concatenate([dq, tau])
+        return np.concatenate([dq, tau(t, R, w) if callable(tau) else tau])
 
     return rhs
 
@@ -59,7 +61,10 @@ def rigid_reference(q0, L_world0, J, t_end, tau=None, t_eval=None, dense_output=
     Returns SciPy's solution object; ``sol.y[:4]`` holds ``q`` (not renormalised) and
     ``sol.y[4:]`` world ``L``, at ``t_eval`` (default: the solver's own points).
     """
-    tau = np.zeros(3) if tau is None else np.asarray(tau, dtype=float)
+    if tau is None:
+        tau = np.zeros(3)
+    elif not callable(tau):
+        tau = np.asarray(tau, dtype=float)
     sol = solve_ivp(
         rigid_rhs(np.asarray(J, dtype=float), tau),
         (0.0, t_end),

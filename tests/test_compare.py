@@ -119,6 +119,9 @@ def test_plot_html_is_self_contained(tmp_path: Path) -> None:
         (["--rotations", "1e9"], "--rotations: expected at most 100000 rotations"),
         (["--steps-per-rotation", "1000001"], "--steps-per-rotation: expected at most 100000"),
         (["--every", "1.5"], "--every: expected an integer"),
+        (["--torque", "tornado"], "--torque: invalid choice: 'tornado'"),
+        (["--torque", "damped", "--energy", "0.5"], "--energy sets a free body; not with --torque"),
+        (["--torque", "damped", "--methods", "exact"], "'exact' is the torque-free solution"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(capsys, argv, message) -> None:
@@ -159,3 +162,37 @@ def test_console_script(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines()[-1].startswith("tumble compare: error: --plot")
+
+
+@pytest.mark.parametrize("scenario", list(scenarios.TORQUE_SCENARIOS))
+def test_torque_scenarios_are_scored_against_the_ode_reference(capsys, scenario) -> None:
+    """The table of ``--torque``: attitude errors against an independent DOP853 solve."""
+    from oracles import angle, rigid_reference
+
+    methods = ["splitting", "rk4"]
+    assert main(["compare", "--torque", scenario, *SMALL, "--methods", ",".join(methods)]) == 0
+    out = capsys.readouterr().out
+    rows = table_rows(out)
+    assert list(rows) == methods
+    case = scenarios.torque_case(scenario, 16, 1.5)
+    assert f"torque {case.torque!r}" in out
+    for m in methods:
+        tr = rigid.simulate(
+            case.q0, case.omega0, case.inv_inertia, case.dt, case.steps, m, case.torque
+        )
+        R0 = Rotation.from_quat(case.q0, scalar_first=True).as_matrix()
+        L0 = R0 @ ((R0.T @ case.omega0) / case.inv_inertia)
+        tau = lambda t, R, w: compare_torque(case, t, R, w)  # noqa: E731
+        sol = rigid_reference(case.q0, L0, case.inv_inertia, tr.t[-1], tau, t_eval=tr.t)
+        att = angle(sol.y[:4].T / np.linalg.norm(sol.y[:4].T, axis=1, keepdims=True), tr.q)
+        np.testing.assert_allclose(float(rows[m][5]), att[-1], rtol=5e-3, atol=1e-12)
+        np.testing.assert_allclose(float(rows[m][6]), np.max(att), rtol=5e-3, atol=1e-12)
+
+
+def compare_torque(case: scenarios.Case, t: float, R: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The scenario's torque through tumble's evaluator (checked against SciPy formulas in
+    tests/test_torques.py), for the independent ODE solve."""
+    from tumble import torques
+
+    q = Rotation.from_matrix(R).as_quat(scalar_first=True)
+    return torques.evaluate(case.torque, t, q, w, case.inv_inertia)

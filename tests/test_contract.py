@@ -125,8 +125,13 @@ def test_signatures_match_design() -> None:
     assert params(rigid.angular_momentum) == ["q", "omega", "inv_inertia"]
     assert params(rigid.energy) == ["q", "omega", "inv_inertia"]
     p = inspect.signature(rigid.step).parameters
-    assert list(p) == ["q", "omega", "inv_inertia", "dt", "method", "torque"]
+    contract = ["q", "omega", "inv_inertia", "dt", "method", "torque"]
+    assert list(p)[: len(contract)] == contract
     assert p["torque"].default is None
+    # added after the contract: keyword-only, with the contract's behaviour as default
+    assert list(p)[len(contract) :] == ["t"]
+    assert p["t"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert p["t"].default == 0.0
     p = inspect.signature(rigid.simulate).parameters
     contract = ["q", "omega", "inv_inertia", "dt", "steps", "method", "torque", "every"]
     assert list(p)[: len(contract)] == contract

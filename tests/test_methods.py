@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tumble import InputError, exact, methods, rigid, rotation
+from tumble import InputError, exact, methods, rigid, rotation, torques
 from tumble._kernels import rigid as kernels
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "integrators.md"
@@ -57,13 +57,13 @@ def test_an_unknown_kernel_id_raises_instead_of_running_another_method():
     q = np.array([[1.0, 0.0, 0.0, 0.0]])
     L = np.array([[0.1, 0.2, 0.3]])
     J = np.array([[0.5, 1.0, 1.5]])
-    tau = np.zeros((1, 3))
+    model = torques.NO_TORQUE.kernel_args((1,))
     unknown = max(m.kernel for m in methods.REGISTRY if m.kernel is not None) + 1
     with pytest.raises(ValueError, match="unknown method kernel id"):
-        kernels.step_serial(unknown, q, L, J, tau, 0.1, np.empty((1, 4)), np.empty((1, 3)))
+        kernels.step_serial(unknown, q, L, J, model, 0.0, 0.1, np.empty((1, 4)), np.empty((1, 3)))
     records = (np.empty((2, 1, 4)), *(np.empty((2, 1, 3)) for _ in range(3)), np.empty((2, 1)))
     with pytest.raises(ValueError, match="unknown method kernel id"):
-        kernels.simulate_serial(unknown, q, L, J, tau, 0.1, 1, 1, *records)
+        kernels.simulate_serial(unknown, q, L, J, model, 0.1, 1, 1, *records)
 
 
 def test_every_method_runs_and_no_two_give_the_same_step():

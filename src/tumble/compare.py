@@ -79,6 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="W1,W2,W3",
         help="initial body-frame angular velocity (attitude starts at the identity)",
     )
+    forced = parser.add_argument_group("a forced body (instead of the article's)")
+    forced.add_argument(
+        "--torque",
+        choices=tuple(scenarios.TORQUE_SCENARIOS),
+        help="a torque scenario, scored against a tight ODE solve: "
+        + "; ".join(f"{k}: {v}" for k, v in scenarios.TORQUE_SCENARIOS.items()),
+    )
     run = parser.add_argument_group("run")
     run.add_argument(
         "--steps-per-rotation",
@@ -169,8 +176,9 @@ def format_table(results: dict[str, scenarios.MethodResult]) -> str:
 def describe(case: scenarios.Case) -> str:
     """One line naming the case: body, time step, duration."""
     J = ", ".join(f"{x:g}" for x in case.inv_inertia)
+    forced = "" if case.torque is None else f"torque {case.torque!r}, "
     return (
-        f"inv_inertia = ({J}), dt = {case.dt:.6g} (period {case.period:.6g}), "
+        f"inv_inertia = ({J}), {forced}dt = {case.dt:.6g} (period {case.period:.6g}), "
         f"{case.steps} steps, t = {case.duration:.6g}"
     )
 
@@ -339,14 +347,15 @@ def plot(
     """Write the figures of :mod:`tumble.figures` for ``results`` to ``path`` (``.png`` or
     ``.html``).
 
-    The exact solution (the ``"exact"`` run of ``results``, else :func:`tumble.exact.torque_free`
-    evaluated at the record times) is drawn as the dashed black reference.
+    The reference (the ``"exact"`` run of ``results``, else :func:`tumble.scenarios.reference`
+    at the record times: the exact solution, or the ODE solve of a forced case) is drawn as
+    the dashed black reference.
     """
     suffix = path.suffix.lower()
     if suffix not in PLOT_FORMATS:
         raise InputError(f"path: expected a .png or .html file, got {str(path)!r}")
     ref = figures.REFERENCE.method
-    reference = results[ref].trajectory if ref in results else scenarios.simulate(case, ref, every)
+    reference = results[ref].trajectory if ref in results else scenarios.reference(case, every)
     runs = {name: r.trajectory for name, r in results.items()}
     data = figures.figure_data(runs, reference, case.inv_inertia)
     (_plot_png if suffix == ".png" else _plot_html)(data, title, path)
@@ -371,6 +380,13 @@ def _case(args: argparse.Namespace, parser: argparse.ArgumentParser) -> scenario
     explicit = args.inv_inertia is not None or args.omega_body is not None
     article = [f"--{n.replace('_', '-')}" for n in ("min_j", "median_j", "energy")
                if getattr(args, n) is not None]  # fmt: skip
+    if args.torque is not None:
+        if explicit or article:
+            given = article[0] if article else "--inv-inertia/--omega-body"
+            parser.error(f"{given} sets a free body; not with --torque")
+        if args.methods and "exact" in args.methods:
+            parser.error("--methods: 'exact' is the torque-free solution; not with --torque")
+        return scenarios.torque_case(args.torque, args.steps_per_rotation, args.rotations)
     if explicit:
         if article:
             parser.error(f"{article[0]} belongs to the article's body; not with --inv-inertia")
@@ -411,7 +427,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.plot is not None:
         _check_plot_target(args.plot, parser)
     case = _case(args, parser)
-    methods = args.methods or list(rigid.METHODS)
+    methods = args.methods or [m for m in rigid.METHODS if case.torque is None or m != "exact"]
     every = args.every or max(1, -(-case.steps // MAX_RECORDS))
     progress = _progress_printer(sys.stderr, case.steps * len(methods))
     results = scenarios.run_methods(case, methods, every=every, progress=progress)

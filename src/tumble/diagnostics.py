@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 
 from tumble import exact, rotation
 from tumble._errors import InputError
-from tumble._validate import as_choice, as_float_array, broadcast_leading
+from tumble._validate import as_choice, as_float_array, broadcast_leading, describe
 from tumble.trajectory import Trajectory
 
 __all__ = [
@@ -401,6 +401,7 @@ def score(
     inv_inertia: ArrayLike | None = None,
     reference: TrajectoryLike | ArrayLike | None = None,
     attitude: str = "all",
+    drift: str = "initial",
 ) -> TrajectoryScores:
     """Score a trajectory of any batch of bodies against a reference: worst errors per body.
 
@@ -433,6 +434,15 @@ def score(
     attitude : {"all", "end"}, optional
         ``"end"`` compares only the last finite record (``attitude_error_max`` is then
         ``nan``): one exact evaluation per body instead of one per record.
+    drift : {"initial", "reference"}, optional
+        What the energy, ``|L|`` and direction scores measure against. ``"initial"``: the
+        first record, as above (for torque-free motion, where all three are invariants).
+        ``"reference"``: the reference motion at each record, for forced motion, where
+        they change; ``reference`` must then carry ``omega`` (a Trajectory or a tuple
+        ``(t, q, omega)``, say from :func:`tumble.torques.reference`). The scores become
+        ``max |E_k - E_ref,k| / E_ref,0``, ``max | |L_k| - |L_ref,k| | / |L_ref,0|`` and the
+        largest angle between ``L_w,k`` and ``L_w,ref,k`` (normalised by the reference's
+        initial values, since forced motion may take ``E`` and ``|L|`` to zero).
 
     Returns
     -------
@@ -446,7 +456,38 @@ def score(
         finite.
     """
     mode = as_choice(attitude, "attitude", ATTITUDE_RECORDS)
-    return _score(_read(trajectory, inv_inertia, finite_prefix=True), trajectory, reference, mode)
+    against = as_choice(drift, "drift", ("initial", "reference"))
+    d = _read(trajectory, inv_inertia, finite_prefix=True)
+    s = _score(d, trajectory, reference, mode)
+    if against == "initial":
+        return s
+    if not ((isinstance(reference, tuple) and len(reference) == 3) or hasattr(reference, "omega")):
+        raise InputError(
+            'reference: expected a Trajectory or a tuple (t, q, omega) with drift="reference", '
+            f"got {describe(reference)}"
+        )
+    ref = _read(reference, d.J)  # type: ignore[arg-type]
+    n = d.t.shape[0]
+    if ref.t.shape[0] != n:
+        raise InputError(
+            f"reference: expected {n} records (one per trajectory record), got {ref.t.shape[0]}"
+        )
+    valid = np.arange(n).reshape(n, *(1,) * len(d.batch)) < d.n_finite
+    L_ref = _to_batch(ref.L_body, d.batch)
+    Lw_ref = _to_batch(_world(ref), d.batch)
+    E_ref = 0.5 * _dot(L_ref, d.J * L_ref)
+    norm_ref = np.linalg.norm(L_ref, axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # Relative to the reference's initial values: forced motion may take E and |L| to 0.
+        energy = (_energy(d) - E_ref) / E_ref[0]
+        norm = (np.linalg.norm(d.L_body, axis=-1) - norm_ref) / norm_ref[0]
+    Lw = _world(d)
+    angle = np.arctan2(np.linalg.norm(np.cross(Lw, Lw_ref), axis=-1), _dot(Lw, Lw_ref))
+    return s._replace(
+        energy_error=_worst(np.abs(energy), valid),
+        momentum_drift=_worst(np.abs(norm), valid),
+        direction_drift=_worst(angle, valid),
+    )
 
 
 def summary(

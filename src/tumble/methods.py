@@ -27,9 +27,11 @@ Conventions of the columns (all for a free body with every inverse moment ``J_i 
     body ``L`` and energy exact there, not the attitude; ``"spherical"``: spherical tops
     only; ``"all"``: every torque-free body; ``"none"``.
 ``torque``
-    ``"held"``: the world torque is applied once per step as the method's algorithm says;
-    ``"strang"``: as half kicks ``L_w += ½ dt tau`` before and after the free flow;
-    ``"stages"``: evaluated at the Runge-Kutta stages; ``"none"``: torque-free only.
+    Where the torque model (:mod:`tumble.torques`) is evaluated. ``"held"``: at the start
+    of the step, applied once as the method's algorithm says (first order); ``"strang"``:
+    as exact half kicks of the torque's own flow before and after the free flow
+    (``L_w += ½ dt tau`` for a torque of the attitude alone); ``"stages"``: at the
+    Runge-Kutta stages; ``"none"``: torque-free only.
 ``cost``
     Work per body and step: ``Q`` is one rotation-vector exponential (one sqrt and one
     sin/cos pair). Measured nanoseconds are in ``docs/integrators.md``.

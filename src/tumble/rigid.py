@@ -47,6 +47,7 @@ from tumble._kernels.rotation import matrix_to_quat_gu
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar, broadcast_leading
 from tumble.methods import REGISTRY, MethodInfo, method_info
 from tumble.rotation import unit_quat
+from tumble.torques import TorqueModel, as_model
 from tumble.trajectory import Trajectory
 
 __all__ = [
@@ -109,10 +110,15 @@ def _dtype_of(*xs: object) -> np.dtype:
 
 
 def _state(
-    q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike, extra: dict[str, Any] | None = None
+    q: ArrayLike,
+    omega: ArrayLike,
+    inv_inertia: ArrayLike,
+    extra: dict[str, Any] | None = None,
+    model: TorqueModel | None = None,
 ):
     """Validate ``q``, ``omega``, ``inv_inertia`` (and named extra vectors) to one dtype and
-    broadcast batch shape; returns the arrays, the batch shape and the dtype."""
+    broadcast batch shape, with the batch of a torque ``model``'s parameters; returns the
+    arrays, the batch shape and the dtype."""
     extra = extra or {}
     dtype = _dtype_of(q, omega, inv_inertia, *extra.values())
     qa = _quat(q, dtype)
@@ -121,6 +127,8 @@ def _state(
     ea = {k: as_float_array(v, k, (3,), dtype=dtype) for k, v in extra.items()}
     named = {"q": (qa, 1), "omega": (wa, 1), "inv_inertia": (Ja, 1)}
     named.update({k: (v, 1) for k, v in ea.items()})
+    if model is not None and model.batch:
+        named["torque"] = (np.empty((*model.batch, 0)), 1)
     batch = broadcast_leading(**named)
     return qa, wa, Ja, ea, batch, dtype
 
@@ -281,6 +289,34 @@ def _flat(a: np.ndarray, batch: tuple[int, ...], n: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(a, (*batch, n)).reshape(-1, n))
 
 
+def _torque_inputs(
+    q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike, torque: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.dtype, TorqueModel | None]:
+    """Validate the state and the torque argument of :func:`step` and :func:`simulate`.
+
+    Returns the state arrays, batch shape and dtype, and the torque as a model (an array
+    becomes :func:`tumble.torques.constant`); None for a Python callable or no torque.
+    """
+    if torque is None or isinstance(torque, TorqueModel) or callable(torque):
+        model = torque if isinstance(torque, TorqueModel) else None
+        qa, wa, Ja, _, batch, dtype = _state(q, omega, inv_inertia, model=model)
+        return qa, wa, Ja, batch, dtype, model
+    qa, wa, Ja, ea, batch, dtype = _state(q, omega, inv_inertia, {"torque": torque})
+    return qa, wa, Ja, batch, dtype, as_model(ea["torque"].astype(np.float64))
+
+
+def _loops(model: TorqueModel | None, n: int) -> tuple[Callable, Callable]:
+    """The ``(simulate, step)`` kernels for ``n`` bodies under ``model``."""
+    parallel = use_parallel(n)
+    if model is not None and model.has_custom:
+        if parallel:
+            return _k.simulate_custom_parallel, _k.step_custom_parallel
+        return _k.simulate_custom_serial, _k.step_custom_serial
+    if parallel:
+        return _k.simulate_parallel, _k.step_parallel
+    return _k.simulate_serial, _k.step_serial
+
+
 def _torque_now(
     torque: Callable,
     t: float,
@@ -289,10 +325,20 @@ def _torque_now(
     batch: tuple[int, ...],
     dtype: np.dtype,
 ) -> np.ndarray:
-    """Call a torque callable and validate what it returns."""
-    tau = as_float_array(torque(t, q, w), "torque(t, q, omega)", (3,), dtype=dtype)
+    """Call a torque callable and validate what it returns: (N, 3) float64, contiguous."""
+    tau = torque(t, q, w)
+    if (
+        type(tau) is np.ndarray
+        and tau.dtype == np.float64
+        and tau.shape == (*batch, 3)
+        and tau.flags.c_contiguous
+    ):
+        # The common case, checked without copies (finiteness is checked by the caller's
+        # kernel pass over the values).
+        return tau.reshape(-1, 3)
+    tau = as_float_array(tau, "torque(t, q, omega)", (3,), dtype=dtype)
     try:
-        return _flat(tau, batch, 3)
+        return _flat(tau, batch, 3).astype(np.float64, copy=False)
     except ValueError:
         raise InputError(
             f"torque(t, q, omega): expected a result that broadcasts to {(*batch, 3)}, "
@@ -306,7 +352,9 @@ def step(
     inv_inertia: ArrayLike,
     dt: float,
     method: str,
-    torque: ArrayLike | Callable[..., ArrayLike] | None = None,
+    torque: ArrayLike | TorqueModel | Callable[..., ArrayLike] | None = None,
+    *,
+    t: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Advance the rotational state by one step of ``method``.
 
@@ -322,9 +370,13 @@ def step(
         Time step (negative runs backwards).
     method : str
         One of :data:`METHODS` (see :func:`method_info` and ``docs/integrators.md``).
-    torque : None, array_like of shape (..., 3), or callable, optional
-        World torque held constant over the step; a callable is called as
-        ``torque(0.0, q, omega)``. Not allowed with ``"exact"``.
+    torque : None, TorqueModel, array_like of shape (..., 3), or callable, optional
+        A :mod:`tumble.torques` model, evaluated where the method's algorithm needs it (its
+        registry record's ``torque`` field); a constant world torque; or a Python callable
+        ``torque(t, q, omega)`` returning world torques, called once at the start of the
+        step and held over it (first order). Not allowed with ``"exact"``.
+    t : float, optional
+        Time at the start of the step, for time-dependent models (``periodic``, ``custom``).
 
     Returns
     -------
@@ -343,11 +395,12 @@ def step(
     -----
     The compiled methods compute in float64 and round the result to the input dtype.
     """
+    fast = _step_one(q, omega, inv_inertia, dt, method, torque, t)
+    if fast is not None:
+        return fast
     dts = as_scalar(dt, "dt")
-    tq = None if torque is None or callable(torque) else torque
-    qa, wa, Ja, ea, batch, dtype = _state(
-        q, omega, inv_inertia, {} if tq is None else {"torque": tq}
-    )
+    t0 = as_scalar(t, "t")
+    qa, wa, Ja, batch, dtype, model = _torque_inputs(q, omega, inv_inertia, torque)
     info = _method(method, Ja, torque)
     if info.kernel is None:
         from tumble.exact import torque_free
@@ -357,28 +410,69 @@ def step(
             np.broadcast_to(q1, (*batch, 4)).astype(dtype),
             np.broadcast_to(w1, (*batch, 3)).astype(dtype),
         )
-    if callable(torque):
+    if model is None and callable(torque):
         tau = _torque_now(
             torque,
-            0.0,
+            t0,
             np.broadcast_to(qa, (*batch, 4)),
             np.broadcast_to(wa, (*batch, 3)),
             batch,
             dtype,
         )
-    elif tq is None:
-        tau = np.zeros((int(np.prod(batch)), 3), dtype=dtype)
-    else:
-        tau = _flat(ea["torque"], batch, 3)
+        if not np.all(np.isfinite(tau)):
+            raise InputError("torque(t, q, omega): expected finite values, got NaN or infinity")
+        model = as_model(tau)
     Lb = _inertia.body_momentum_gu(qa, wa, Ja)
     qf, Lf, Jf = (_flat(a, batch, a.shape[-1]).astype(np.float64) for a in (qa, Lb, Ja))
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
-    loop = _k.step_parallel if use_parallel(qf.shape[0]) else _k.step_serial
-    loop(info.kernel, qf, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
+    _, loop = _loops(model, qf.shape[0])
+    loop(info.kernel, qf, Lf, Jf, as_model(model).kernel_args(batch), t0, dts, q1, L1)
     w1 = _inertia.world_omega_gu(q1, L1, Jf)
-    _check_step(info.name, q1, w1, Lf, batch, tq is not None or callable(torque))
+    _check_step(info.name, q1, w1, Lf, batch, torque is not None)
     return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
+
+
+#: Kernel id and locked-axis support of each compiled method, for :func:`_step_one`.
+_ONE_BODY = {m.name: (m.kernel, m.locked_axes) for m in REGISTRY if m.kernel is not None}
+
+
+def _is_vector(x: Any, n: int) -> bool:
+    return type(x) is np.ndarray and x.shape == (n,) and x.dtype == np.float64
+
+
+def _step_one(
+    q: Any, omega: Any, inv_inertia: Any, dt: Any, method: Any, torque: Any, t: Any
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`step` of one body in one compiled call, or None to take the validating path.
+
+    Taken for float64 arrays of shapes (4,), (3,), (3,), float ``dt`` and ``t``, a compiled
+    method and no torque or a model shared by all bodies without a custom term. Any input
+    the kernel does not accept as clean goes the long way, which validates and raises.
+    The result is bit for bit the batched path's (a test checks it).
+    """
+    kernel = _ONE_BODY.get(method) if type(method) is str else None
+    if (
+        kernel is None
+        or type(dt) is not float
+        or type(t) is not float
+        or not (_is_vector(q, 4) and _is_vector(omega, 3) and _is_vector(inv_inertia, 3))
+    ):
+        return None
+    if torque is None:
+        args = _NO_TORQUE_ONE
+    elif type(torque) is TorqueModel and not torque.batch and not torque.has_custom:
+        args = torque.kernel_args(())
+    else:
+        return None
+    q1 = np.empty(4)
+    w1 = np.empty(3)
+    if _k.step_one(kernel[0], q, omega, inv_inertia, args, t, dt, kernel[1], q1, w1):
+        return None
+    return q1, w1
+
+
+_NO_TORQUE_ONE = as_model(None).kernel_args(())
 
 
 def _check_step(
@@ -437,7 +531,7 @@ def simulate(
     dt: float,
     steps: int,
     method: str,
-    torque: ArrayLike | Callable[..., ArrayLike] | None = None,
+    torque: ArrayLike | TorqueModel | Callable[..., ArrayLike] | None = None,
     every: int = 1,
     *,
     on_divergence: str = "warn",
@@ -448,14 +542,16 @@ def simulate(
     even when ``steps`` is not a multiple of ``every`` (then the last interval is shorter):
     ``n_records = floor(steps/every) + 1`` plus one if ``every`` does not divide ``steps``.
 
-    With no torque or an array torque, one compiled kernel loops over the steps of each
-    body (``prange`` over the flattened batch) with the state in registers, in float64, and
-    writes only the records. A callable ``torque(t, q, omega)`` is called once per step with
-    the state at the start of the step (``t = n dt``, arrays of the batch shape) and its value
-    is held over the step; then the step loop runs in Python over a batched step kernel,
-    which costs a few microseconds of overhead per step plus the callable itself. The
-    ``"exact"`` method evaluates :func:`tumble.exact.torque_free` at each record time from
-    the initial state (no accumulated error).
+    With no torque, an array torque or a :mod:`tumble.torques` model, one compiled kernel
+    loops over the steps of each body (``prange`` over the flattened batch) with the state
+    in registers, in float64, evaluates the model inside the loop where the method needs it
+    (time ``t = n dt`` at step ``n``) and writes only the records. A Python callable
+    ``torque(t, q, omega)`` is called once per step with the state at the start of the step
+    (``t = n dt``, read-only arrays of the batch shape) and its value is held over the step
+    (so every method is first order with it); the loop then runs in Python around one
+    compiled call per step, about 2 µs of overhead per step for one body plus the callable
+    itself. The ``"exact"`` method evaluates :func:`tumble.exact.torque_free` at each record
+    time from the initial state (no accumulated error).
 
     Parameters
     ----------
@@ -471,8 +567,10 @@ def simulate(
         Number of steps, ``>= 0``.
     method : str
         One of :data:`METHODS`.
-    torque : None, array_like of shape (..., 3), or callable, optional
-        World torque (constant over each step). Not allowed with ``"exact"``.
+    torque : None, TorqueModel, array_like of shape (..., 3), or callable, optional
+        A :mod:`tumble.torques` model (see :func:`step`), a constant world torque, or a
+        Python callable ``torque(t, q, omega)`` held over each step. Not allowed with
+        ``"exact"``.
     every : int, optional
         Record interval in steps, ``>= 1``.
     on_divergence : {"warn", "ignore"}, optional
@@ -505,17 +603,14 @@ def simulate(
     n_steps = as_int(steps, "steps", minimum=0)
     n_every = as_int(every, "every", minimum=1)
     warn = as_choice(on_divergence, "on_divergence", ("warn", "ignore")) == "warn"
-    tq = None if torque is None or callable(torque) else torque
-    qa, wa, Ja, ea, batch, dtype = _state(
-        q, omega, inv_inertia, {} if tq is None else {"torque": tq}
-    )
+    qa, wa, Ja, batch, dtype, model = _torque_inputs(q, omega, inv_inertia, torque)
     info = _method(method, Ja, torque)
     n_rec = _n_records(n_steps, n_every)
     idx = np.minimum(np.arange(n_rec) * n_every, n_steps)
     t = (idx * dts).astype(dtype)
     if info.kernel is None:
         return _simulate_exact(qa, wa, Ja, t, batch, dtype)
-    # Read-only in the kernels (the torque loop steps into new arrays): no copies needed.
+    # Read-only in the kernels (the callable loop steps copies in place): no copies needed.
     qf = _flat(qa, batch, 4).astype(np.float64, copy=False)
     Jf = _flat(Ja, batch, 3).astype(np.float64, copy=False)
     Lf = _flat(_inertia.body_momentum_gu(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
@@ -524,37 +619,19 @@ def simulate(
     out_q = np.empty((n_rec, n, 4))
     out = [np.empty((n_rec, n, 3)) for _ in range(3)]
     out_e = np.empty((n_rec, n))
-    mid = info.kernel
-    bad = 1
-    parallel = use_parallel(n)
-    if callable(torque):
-        step_loop = _k.step_parallel if parallel else _k.step_serial
-        record = _k.record_parallel if parallel else _k.record_serial
-        qc = qf
-        record(qc, Lf, Jf, 0, out_q, *out, out_e)
-        r = 1
-        for s in range(1, n_steps + 1):
-            q_now = qc.astype(dtype).reshape((*batch, 4))
-            w_now = _inertia.world_omega_gu(qc, Lf, Jf).astype(dtype).reshape((*batch, 3))
-            tau = _torque_now(torque, (s - 1) * dts, q_now, w_now, batch, dtype)
-            q1 = np.empty_like(qc)
-            L1 = np.empty_like(Lf)
-            step_loop(mid, qc, Lf, Jf, tau.astype(np.float64), dts, q1, L1)
-            if s == 1:
-                _check_step(info.name, q1, _inertia.world_omega_gu(q1, L1, Jf), Lf, batch, True)
-            qc, Lf = q1, L1
-            if s % n_every == 0 or s == n_steps:
-                record(qc, Lf, Jf, r, out_q, *out, out_e)
-                r += 1
+    if model is None and callable(torque):
+        bad = _simulate_callable(
+            info, torque, qf, Lf, Jf, dts, n_steps, n_every, batch, dtype, (out_q, *out, out_e)
+        )
     else:
-        tau = (np.zeros((n, 3)) if tq is None else _flat(ea["torque"], batch, 3)).astype(np.float64)
+        loop, _ = _loops(model, n)
+        args = as_model(model).kernel_args(batch)
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
-        loop = _k.simulate_parallel if parallel else _k.simulate_serial
-        bad = loop(mid, qf, Lf, Jf, tau, dts, n_steps, n_every, out_q, *out, out_e)
+        bad = loop(info.kernel, qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out, out_e)
         if bad and n_steps:
             # The first step alone tells an input overflow (an InputError, as in ``step``)
             # from a divergence of the method later on (a DivergenceWarning below).
-            step(qa, wa, Ja, dts, info.name, tq)
+            step(qa, wa, Ja, dts, info.name, torque)
     if bad and warn:
         _warn_divergence(info.name, t, out_q, out[0], out_e)
     shape = (n_rec, *batch)
@@ -566,6 +643,56 @@ def simulate(
         L_body=out[2].astype(dtype, copy=False).reshape((*shape, 3)),
         energy=out_e.astype(dtype, copy=False).reshape(shape),
     )
+
+
+def _simulate_callable(
+    info: MethodInfo,
+    torque: Callable,
+    q: np.ndarray,
+    L: np.ndarray,
+    J: np.ndarray,
+    dt: float,
+    steps: int,
+    every: int,
+    batch: tuple[int, ...],
+    dtype: np.dtype,
+    out: tuple[np.ndarray, ...],
+) -> int:
+    """The loop of :func:`simulate` with a Python torque callable: one compiled call per step.
+
+    ``q`` and ``L`` are stepped in place (copies of the caller's); the callable sees
+    read-only views of them (and of the world ``omega`` the kernel keeps up to date) with
+    the batch shape, converted to ``dtype`` when that is float32.
+    """
+    q = q.copy()
+    L = L.copy()
+    w = _inertia.world_omega_gu(q, L, J)
+    n = q.shape[0]
+    views = [a.reshape((*batch, a.shape[-1])) for a in (q, w)]
+    for v in views:
+        v.flags.writeable = False
+    parallel = use_parallel(n)
+    loop = _k.step_record_parallel if parallel else _k.step_record_serial
+    _k.record_serial(q, L, J, 0, *out)
+    bad = 0
+    r = 1
+    for s in range(1, steps + 1):
+        t = (s - 1) * dt
+        qv, wv = views if dtype == np.float64 else (v.astype(dtype) for v in views)
+        tau = _torque_now(torque, t, qv, wv, batch, dtype)
+        record = s % every == 0 or s == steps
+        status = loop(info.kernel, q, L, J, tau, t, dt, r if record else -1, w, *out)
+        if status:
+            if status == 2:
+                raise InputError(
+                    "torque(t, q, omega): expected finite values, got NaN or infinity "
+                    f"at t = {t:.6g}"
+                )
+            if s == 1:
+                _check_step(info.name, q, w, L, batch, True)
+            bad = 1
+        r += record
+    return bad
 
 
 def _warn_divergence(name: str, t: np.ndarray, q: np.ndarray, w: np.ndarray, e: np.ndarray) -> None:

@@ -38,27 +38,31 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from tumble import diagnostics, rigid
+from tumble import diagnostics, rigid, rotation, torques
 from tumble._errors import InputError
 from tumble._kernels.dispatch import single_thread
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar
+from tumble.torques import TorqueModel
 
 __all__ = [
     "DEFAULTS",
     "MAX_ROTATIONS",
     "MAX_STEPS_PER_ROTATION",
     "TIMING_BODY_STEPS",
+    "TORQUE_SCENARIOS",
     "Case",
     "MethodResult",
     "Scores",
     "article_case",
     "explicit_case",
+    "reference",
     "rotation_period",
     "run_methods",
     "score",
     "simulate",
     "stepping_time",
     "time_per_step",
+    "torque_case",
 ]
 
 DEFAULTS: dict[str, float] = {
@@ -96,7 +100,10 @@ class Case:
     steps : int
         Number of steps, ``rotations * steps_per_rotation`` (rounded).
     period : float
-        The rotation period ``2π / ((J_max - J_min) |L|)`` (module docstring).
+        The rotation period ``2π / ((J_max - J_min) |L|)`` (module docstring); for the
+        torque scenarios, as :func:`torque_case` says.
+    torque : TorqueModel or None
+        The torque model of a forced case (:func:`torque_case`), None for free motion.
     """
 
     inv_inertia: np.ndarray
@@ -105,6 +112,7 @@ class Case:
     dt: float
     steps: int
     period: float
+    torque: TorqueModel | None = None
 
     @property
     def duration(self) -> float:
@@ -255,6 +263,70 @@ def explicit_case(
     return Case(J, np.array([1.0, 0.0, 0.0, 0.0]), w, dt, steps, period)
 
 
+#: The forced cases of :func:`torque_case` (``tumble compare --torque``), with their text.
+TORQUE_SCENARIOS: dict[str, str] = {
+    "heavy-top": (
+        "a heavy symmetric top: I about the pivot (1.2, 1.2, 0.5), m = 1, centre of mass 0.4 "
+        "up the symmetry axis, g = 9.81, tilted 0.6 rad, spinning at 12 rad/s"
+    ),
+    "gravity-gradient": (
+        "a satellite (I = 1, 1.5, 2) in a gravity gradient, n = 1, nadir z: its axis of "
+        "least inertia 0.3 rad from nadir, librating"
+    ),
+    "damped": "the article's default body under viscous damping -0.05 omega",
+    "controlled": (
+        "the article's default body under a PD law to the identity attitude, k_p = 0.5, k_d = 0.5"
+    ),
+}
+
+
+def torque_case(
+    name: str,
+    steps_per_rotation: float = DEFAULTS["steps_per_rotation"],
+    rotations: float = DEFAULTS["rotations"],
+) -> Case:
+    """A forced case: one of :data:`TORQUE_SCENARIOS`, with its torque model.
+
+    The "rotation" that sets ``dt`` is one turn at the initial rate, ``2π/|omega0|``, for
+    the heavy top (its spin) and ``2π/n`` (one orbit) for the gravity-gradient satellite;
+    the damped and controlled cases keep the article body's period (module docstring).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`TORQUE_SCENARIOS`.
+    steps_per_rotation : int
+    rotations : float
+        As in :func:`article_case`.
+    """
+    name = as_choice(name, "name", tuple(TORQUE_SCENARIOS))
+    if name == "heavy-top":
+        J = 1.0 / np.array([1.2, 1.2, 0.5])
+        q0 = rotation.rotvec_to_quat([0.6, 0.0, 0.0])
+        omega0 = rotation.quat_rotate(q0, [0.0, 0.0, 12.0])
+        model = torques.gravity(1.0, [0.0, 0.0, -9.81], [0.0, 0.0, 0.4])
+        period = 2.0 * math.pi / 12.0
+    elif name == "gravity-gradient":
+        J = 1.0 / np.array([1.0, 1.5, 2.0])
+        # Body x (least inertia) to nadir z, then tilted 0.3 rad about world x.
+        q0 = rotation.quat_multiply(
+            rotation.rotvec_to_quat([0.3, 0.0, 0.0]),
+            rotation.rotvec_to_quat([0.0, -0.5 * math.pi, 0.0]),
+        )
+        omega0 = np.array([0.1, 0.0, 0.05])
+        model = torques.gravity_gradient(1.0, [0.0, 0.0, 1.0])
+        period = 2.0 * math.pi
+    else:
+        free = article_case()
+        J, q0, omega0, period = free.inv_inertia, free.q0, free.omega0, free.period
+        if name == "damped":
+            model = torques.damping(0.05)
+        else:
+            model = torques.attitude_control([1.0, 0.0, 0.0, 0.0], 0.5, 0.5)
+    dt, steps = _timing(period, steps_per_rotation, rotations)
+    return Case(J, np.asarray(q0), np.asarray(omega0), dt, steps, period, model)
+
+
 @dataclass(frozen=True)
 class Scores:
     """How well one method did on one case (worst values over the records).
@@ -310,8 +382,9 @@ def score(
     inv_inertia: ArrayLike,
     ns_per_step: float = math.nan,
     reference_q: ArrayLike | None = None,
+    reference: rigid.Trajectory | None = None,
 ) -> Scores:
-    """Score a torque-free single-body trajectory: :func:`tumble.diagnostics.score`.
+    """Score a single-body trajectory: :func:`tumble.diagnostics.score`.
 
     Parameters
     ----------
@@ -324,6 +397,11 @@ def score(
         The exact attitude at the trajectory's records, when the caller already has it
         (for example one exact solution scoring many methods); without it the exact motion
         is solved from the trajectory's first record.
+    reference : Trajectory, optional
+        The reference motion at the trajectory's records, for a forced run (from
+        :func:`reference`): the attitude is compared with its, and the energy, ``|L|`` and
+        direction scores with its at each record (``drift="reference"``) instead of with
+        the first record. Not with ``reference_q``.
 
     Returns
     -------
@@ -340,7 +418,12 @@ def score(
                 f"record), got shape {q_ref.shape}"
             )
         reference_q = q_ref
-    s = diagnostics.score(trajectory, J, reference_q)
+    if reference is not None:
+        if reference_q is not None:
+            raise InputError("reference: expected reference or reference_q, got both")
+        s = diagnostics.score(trajectory, J, reference, drift="reference")
+    else:
+        s = diagnostics.score(trajectory, J, reference_q)
     diverged = float(s.diverged_at)
     return Scores(
         energy_error=float(s.energy_error),
@@ -372,8 +455,34 @@ def simulate(case: Case, method: str, every: int = 1) -> rigid.Trajectory:
         case.dt,
         case.steps,
         method,
+        case.torque,
         every=every,
         on_divergence="ignore",
+    )
+
+
+def reference(case: Case, every: int = 1) -> rigid.Trajectory:
+    """The motion to score ``case`` against, at the records of :func:`simulate`.
+
+    The exact solution for a free case (the ``"exact"`` method); for a forced case the
+    tight ODE solve :func:`tumble.torques.reference`.
+    """
+    _check_case(case)
+    if case.torque is None:
+        return simulate(case, "exact", every)
+    n_every = as_int(every, "every", minimum=1)
+    idx = np.unique(np.minimum(np.arange(0, case.steps + n_every, n_every), case.steps))
+    t = idx * case.dt
+    q, w = torques.reference(case.q0, case.omega0, case.inv_inertia, case.torque, t)
+    J = case.inv_inertia
+    Lb = np.einsum("...ji,...j->...i", rotation.quat_to_matrix(q), w) / J
+    return rigid.Trajectory(
+        t=t,
+        q=q,
+        omega=w,
+        L=rotation.quat_rotate(q, Lb),
+        L_body=Lb,
+        energy=0.5 * np.sum(Lb * J * Lb, axis=-1),
     )
 
 
@@ -390,6 +499,8 @@ def stepping_time(
     steps: int,
     method: str,
     runs: int,
+    *,
+    torque: TorqueModel | None = None,
 ) -> float:
     """Best seconds per body-step over ``runs`` calls of :func:`tumble.rigid.simulate`.
 
@@ -398,7 +509,8 @@ def stepping_time(
     body-steps and only the first and last states are recorded, so the time is the
     stepping cost with the call's fixed cost amortised. ``"exact"`` evaluates the closed
     form at every step instead, untiled (its cost is per evaluation). A diverging method is
-    timed like any other. Threads: as numba is set when called.
+    timed like any other. Threads: as numba is set when called. ``torque``: a model shared
+    by all the bodies (batch shape ``()``), run inside the loop.
 
     Raises
     ------
@@ -426,7 +538,7 @@ def stepping_time(
     best = math.inf
     for _ in range(runs):
         t0 = time.perf_counter()
-        rigid.simulate(qt, wt, Jt, dt, steps, method, every=every, on_divergence="ignore")
+        rigid.simulate(qt, wt, Jt, dt, steps, method, torque, every, on_divergence="ignore")
         best = min(best, time.perf_counter() - t0)
     return best / (copies * n * steps)
 
@@ -442,8 +554,10 @@ def time_per_step(case: Case, method: str) -> float:
     body = (np.asarray(case.q0)[None], np.asarray(case.omega0)[None])
     J = np.asarray(case.inv_inertia)[None]
     with single_thread():
-        rigid.simulate(*body, J, case.dt, 1, method, on_divergence="ignore")
-        return stepping_time(*body, J, case.dt, case.steps, method, runs=3) * 1e9
+        rigid.simulate(*body, J, case.dt, 1, method, case.torque, on_divergence="ignore")
+        return (
+            stepping_time(*body, J, case.dt, case.steps, method, runs=3, torque=case.torque) * 1e9
+        )
 
 
 def run_methods(
@@ -459,7 +573,8 @@ def run_methods(
     ----------
     case : Case
     methods : sequence of str, optional
-        Names from :data:`tumble.rigid.METHODS` (default: all of them, in that order).
+        Names from :data:`tumble.rigid.METHODS` (default: all of them, in that order; for a
+        forced case all but the torque-free ``"exact"``).
     every : int, optional
         Record interval in steps (the scores are worst values over the records).
     progress : callable, optional
@@ -477,17 +592,20 @@ def run_methods(
     ``ns_per_step`` comes from :func:`time_per_step`, a separate single-threaded run.
     """
     _check_case(case)
-    names = list(rigid.METHODS if methods is None else methods)
+    if methods is None:
+        methods = [m for m in rigid.METHODS if case.torque is None or m != "exact"]
+    names = list(methods)
     if not names:
         raise InputError("methods: expected at least one method name, got none")
     for m in names:
         as_choice(m, "methods", rigid.METHODS)
     n_every = as_int(every, "every", minimum=1)
+    forced = None if case.torque is None else reference(case, n_every)
     out: dict[str, MethodResult] = {}
     for i, m in enumerate(names):
         if progress is not None:
             progress(i, len(names), m)
         tr = simulate(case, m, n_every)
         ns = time_per_step(case, m) if timing else math.nan
-        out[m] = MethodResult(m, tr, score(tr, case.inv_inertia, ns))
+        out[m] = MethodResult(m, tr, score(tr, case.inv_inertia, ns, reference=forced))
     return out

@@ -12,6 +12,12 @@ pseudo-inverse (``I_i = 0`` where ``J_i = 0``) and every step starts by clearing
 momentum on such axes (:func:`constrain`), which is what a step from ``(q, omega)``
 does; so ``step`` repeated and ``simulate`` agree in that case too.
 
+Torque comes as a model (:mod:`tumble._kernels.torques`: ``kinds``, parameters ``P``,
+custom ``fn``), evaluated where each method's algorithm needs it (:func:`advance`): once at
+the start of the step for the first-order methods, which take the world torque ``tau`` held
+over the step; as exact half kicks before and after the free flow for the symmetric methods
+(Strang); at the four stages for ``rk4``.
+
 Loops (``simulate_*``, ``step_*``, ``record_*``) are compiled per array dtype, but they widen
 the inputs to float64 on entry, so the method kernels are compiled once.
 """
@@ -35,6 +41,7 @@ from tumble._kernels.rotation import (
     qrotate,
     rotvec_to_q,
 )
+from tumble._kernels.torques import CONSTANT_WORLD, kick, torque
 
 #: Method ids of the compiled methods, in ``tumble.rigid.METHODS`` order ("exact" runs in
 #: Python on ``tumble.exact`` and has no id here).
@@ -159,7 +166,8 @@ def j_prime(w, L, J):
 
 
 # --------------------------------------------------------------------------------------
-# the methods: (q0, L_b0, J, I, tau_world, h) -> (q1, L_b1)
+# the methods: first-order steps (q0, L_b0, J, I, tau_world, h) -> (q1, L_b1), and the
+# free flows of the symmetric ones (q0, L_b0, J, I, h) -> (q1, L_b1)
 
 
 @njit
@@ -298,21 +306,17 @@ def adjoint_momentum_first(q, L0, J, h):
 
 
 @njit
-def step_momentum_first_symmetric(q, L, J, I, tau, h):
-    """Second-order time-symmetric momentum-first: ``Φ(h/2) ∘ Φ*(h/2)``, Strang kicks.
+def free_momentum_first_symmetric(q, L, J, I, h):
+    """Second-order time-symmetric momentum-first: ``Φ(h/2) ∘ Φ*(h/2)`` (torque-free).
 
     ``Φ`` is the torque-free momentum-first step and ``Φ*`` its adjoint
     (:func:`adjoint_momentum_first`); the composition of a method with its adjoint over
     half steps is symmetric, hence of even order (2). Both halves are exact flows of a
-    symmetric top, so the step is too. Torque as half kicks ``L_w += ½ h tau`` at ``R0``
-    and at ``R1``.
+    symmetric top, so the step is too.
     """
     hh = 0.5 * h
-    zero = (0.0, 0.0, 0.0)
-    L = _axpy(L, hh, to_body(q, tau))
     q, L = adjoint_momentum_first(q, L, J, hh)
-    q, L = step_momentum_first(q, L, J, I, zero, hh)
-    return q, _axpy(L, hh, to_body(q, tau))
+    return step_momentum_first(q, L, J, I, (0.0, 0.0, 0.0), hh)
 
 
 @njit
@@ -415,18 +419,15 @@ def _axis_flow(q, L, J, axis, t):
 
 
 @njit
-def step_splitting(q, L, J, I, tau, h):
-    """Symmetric kinetic-energy splitting ``Φ1(h/2) Φ2(h/2) Φ3(h) Φ2(h/2) Φ1(h/2)`` with
-    Strang half kicks ``L_w += ½ h tau`` before (at ``R0``) and after (at ``R1``)."""
+def free_splitting(q, L, J, I, h):
+    """Symmetric kinetic-energy splitting ``Φ1(h/2) Φ2(h/2) Φ3(h) Φ2(h/2) Φ1(h/2)``."""
     hh = 0.5 * h
-    L = _axpy(L, hh, to_body(q, tau))
     q, L = _axis_flow(q, L, J, 0, hh)
     q, L = _axis_flow(q, L, J, 1, hh)
     q, L = _axis_flow(q, L, J, 2, h)
     q, L = _axis_flow(q, L, J, 1, hh)
     q, L = _axis_flow(q, L, J, 0, hh)
-    q = qnormalize(q)
-    return q, _axpy(L, hh, to_body(q, tau))
+    return qnormalize(q), L
 
 
 @njit
@@ -458,26 +459,27 @@ def midpoint_momentum(L, J, h):
 
 
 @njit
-def step_midpoint(q, L, J, I, tau, h):
+def free_midpoint(q, L, J, I, h):
     """Implicit midpoint on Euler's equations with the Cayley attitude (Lie-Poisson midpoint).
 
     ``L1 = L0 + h Lbar × (J Lbar)``, ``Lbar = ½(L0 + L1)``; ``R1 = R0 cay(h J Lbar)`` whose
-    quaternion is ``(1, h omega_bar/2)`` normalised. Strang half kicks for the torque.
+    quaternion is ``(1, h omega_bar/2)`` normalised.
     """
     hh = 0.5 * h
-    Lk = _axpy(L, hh, to_body(q, tau))
-    Lbar = midpoint_momentum(Lk, J, h)
-    L1 = (2.0 * Lbar[0] - Lk[0], 2.0 * Lbar[1] - Lk[1], 2.0 * Lbar[2] - Lk[2])
+    Lbar = midpoint_momentum(L, J, h)
+    L1 = (2.0 * Lbar[0] - L[0], 2.0 * Lbar[1] - L[1], 2.0 * Lbar[2] - L[2])
     wb = mul(J, Lbar)
     q1 = qnormalize(qmul(q, qnormalize((1.0, hh * wb[0], hh * wb[1], hh * wb[2]))))
-    return q1, _axpy(L1, hh, to_body(q1, tau))
+    return q1, L1
 
 
 @njit
-def _rk4_rhs(q, L, J, tau):
-    """``dL_b/dt = tau_b + L_b × (J L_b)``, ``dq/dt = ½ q ⊗ (0, J L_b)``."""
+def _rk4_rhs(q, L, J, I, model, b, t):
+    """``dL_b/dt = tau_b + L_b × (J L_b)``, ``dq/dt = ½ q ⊗ (0, J L_b)`` at time ``t``."""
+    kinds, P, fn = model
+    qn = qnormalize(q)
     w = mul(J, L)
-    dL = add(to_body(qnormalize(q), tau), cross(L, w))
+    dL = add(to_body(qn, torque(kinds, P, fn, b, t, qn, L, J, I)), cross(L, w))
     dq = qmul(q, (0.0, 0.5 * w[0], 0.5 * w[1], 0.5 * w[2]))
     return dq, dL
 
@@ -488,13 +490,14 @@ def _q_axpy(q, s, d):
 
 
 @njit
-def step_rk4(q, L, J, I, tau, h):
-    """Classical RK4 on ``(L_b, q)`` (body Euler equations), then ``q`` renormalised."""
+def step_rk4(q, L, J, I, model, b, t, h):
+    """Classical RK4 on ``(L_b, q)`` (body Euler equations with the model's torque at the
+    stage times ``t, t + h/2, t + h/2, t + h``), then ``q`` renormalised."""
     hh = 0.5 * h
-    dq1, dL1 = _rk4_rhs(q, L, J, tau)
-    dq2, dL2 = _rk4_rhs(_q_axpy(q, hh, dq1), _axpy(L, hh, dL1), J, tau)
-    dq3, dL3 = _rk4_rhs(_q_axpy(q, hh, dq2), _axpy(L, hh, dL2), J, tau)
-    dq4, dL4 = _rk4_rhs(_q_axpy(q, h, dq3), _axpy(L, h, dL3), J, tau)
+    dq1, dL1 = _rk4_rhs(q, L, J, I, model, b, t)
+    dq2, dL2 = _rk4_rhs(_q_axpy(q, hh, dq1), _axpy(L, hh, dL1), J, I, model, b, t + hh)
+    dq3, dL3 = _rk4_rhs(_q_axpy(q, hh, dq2), _axpy(L, hh, dL2), J, I, model, b, t + hh)
+    dq4, dL4 = _rk4_rhs(_q_axpy(q, h, dq3), _axpy(L, h, dL3), J, I, model, b, t + h)
     s = h / 6.0
     q1 = (
         q[0] + s * (dq1[0] + 2.0 * (dq2[0] + dq3[0]) + dq4[0]),
@@ -511,21 +514,42 @@ def step_rk4(q, L, J, I, tau, h):
 
 
 @njit(inline="always")
-def advance(method, q, L, J, I, tau, h):
-    """One step of method ``method`` (an id above) from the body state ``(q, L_b)``."""
+def _strang(method, q, L, J, I, model, b, t, h):
+    """``K(t + h, h/2) ∘ F(h) ∘ K(t, h/2)``: the torque's half kicks around the free flow."""
+    kinds, P, fn = model
+    hh = 0.5 * h
+    L = kick(kinds, P, fn, b, t, q, L, J, I, hh)
+    if method == SPLITTING:
+        q, L = free_splitting(q, L, J, I, h)
+    elif method == MIDPOINT:
+        q, L = free_midpoint(q, L, J, I, h)
+    else:
+        q, L = free_momentum_first_symmetric(q, L, J, I, h)
+    return q, kick(kinds, P, fn, b, t + h, q, L, J, I, hh)
+
+
+@njit(inline="always")
+def advance(method, q, L, J, I, model, b, t, h):
+    """One step of method ``method`` (an id above) of body ``b`` from ``(q, L_b)`` at time
+    ``t``, under the torque ``model = (kinds, P, fn)`` (:mod:`tumble._kernels.torques`).
+
+    First-order methods take the world torque at the start of the step, held over it;
+    the symmetric ones run between two exact half kicks (:func:`_strang`); ``rk4`` takes it
+    at its stages.
+    """
     L = constrain(L, J)
+    if method in (SPLITTING, MIDPOINT, MOMENTUM_FIRST_SYMMETRIC):
+        return _strang(method, q, L, J, I, model, b, t, h)
+    if method == RK4:
+        return step_rk4(q, L, J, I, model, b, t, h)
+    kinds, P, fn = model
+    tau = torque(kinds, P, fn, b, t, q, L, J, I)
     if method == MOMENTUM_FIRST:
         return step_momentum_first(q, L, J, I, tau, h)
     if method == MODIFIED_JOLT:
         return step_modified_jolt(q, L, J, I, tau, h)
     if method == MODIFIED_JOLT_CAYLEY:
         return step_modified_jolt_cayley(q, L, J, I, tau, h)
-    if method == SPLITTING:
-        return step_splitting(q, L, J, I, tau, h)
-    if method == MIDPOINT:
-        return step_midpoint(q, L, J, I, tau, h)
-    if method == RK4:
-        return step_rk4(q, L, J, I, tau, h)
     if method == EXPLICIT:
         return step_explicit(q, L, J, I, tau, h)
     if method == JOLT:
@@ -538,8 +562,6 @@ def advance(method, q, L, J, I, tau, h):
         return step_implicit(q, L, J, I, tau, h)
     if method == MAGNUS:
         return step_magnus(q, L, J, I, tau, h)
-    if method == MOMENTUM_FIRST_SYMMETRIC:
-        return step_momentum_first_symmetric(q, L, J, I, tau, h)
     if method == NONE:
         return step_none(q, L, J, I, tau, h)
     raise ValueError("tumble._kernels.rigid.advance: unknown method kernel id")
@@ -593,7 +615,7 @@ BLOCK = 64
 
 
 @njit
-def _simulate_body(method, b0, q0, L0, J, tau, h, steps, every, out):
+def _simulate_body(method, b0, q0, L0, J, model, h, steps, every, out):
     """Run and record bodies ``b0 .. b0 + BLOCK - 1`` (fewer at the end) with ``method``.
 
     ``literally`` makes numba compile this loop once per method id with :func:`advance`
@@ -605,8 +627,8 @@ def _simulate_body(method, b0, q0, L0, J, tau, h, steps, every, out):
     literally(method)
     q_out, w_out, Lw_out, Lb_out, E_out = out
     m = min(BLOCK, q0.shape[0] - b0)
-    # Rows: q (4), L_b (3), J (3), I (3), tau (3); one column per body.
-    S = np.empty((16, m))
+    # Rows: q (4), L_b (3), J (3), I (3); one column per body.
+    S = np.empty((13, m))
     bad = 0
     for i in range(m):
         b = b0 + i
@@ -618,11 +640,11 @@ def _simulate_body(method, b0, q0, L0, J, tau, h, steps, every, out):
             S[4 + c, i] = L0[b, c]
             S[7 + c, i] = Jb[c]
             S[10 + c, i] = Ib[c]
-            S[13 + c, i] = tau[b, c]
         q = _load4(q0, b)
         bad += _record(0, b, q, _load3(L0, b), Jb, q_out, w_out, Lw_out, Lb_out, E_out)
     r = 1
     for s in range(1, steps + 1):
+        t = (s - 1) * h
         for i in range(m):
             q, L = advance(
                 method,
@@ -630,7 +652,9 @@ def _simulate_body(method, b0, q0, L0, J, tau, h, steps, every, out):
                 (S[4, i], S[5, i], S[6, i]),
                 (S[7, i], S[8, i], S[9, i]),
                 (S[10, i], S[11, i], S[12, i]),
-                (S[13, i], S[14, i], S[15, i]),
+                model,
+                b0 + i,
+                t,
                 h,
             )
             for c in range(4):
@@ -653,7 +677,7 @@ def _simulate_body(method, b0, q0, L0, J, tau, h, steps, every, out):
 
 
 @njit
-def _run_block(method, b, q0, L0, J, tau, h, steps, every, out):
+def _run_block(method, b, q0, L0, J, model, h, steps, every, out):
     """:func:`_simulate_body` for the method with id ``method``, passed as a constant.
 
     Each call below compiles a block loop specialised to one method, so the method is
@@ -662,67 +686,97 @@ def _run_block(method, b, q0, L0, J, tau, h, steps, every, out):
     ``modified_jolt``.) Same ids and order as :func:`advance`; an unknown id raises.
     """
     if method == MOMENTUM_FIRST:
-        return _simulate_body(MOMENTUM_FIRST, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(MOMENTUM_FIRST, b, q0, L0, J, model, h, steps, every, out)
     elif method == MODIFIED_JOLT:
-        return _simulate_body(MODIFIED_JOLT, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(MODIFIED_JOLT, b, q0, L0, J, model, h, steps, every, out)
     elif method == MODIFIED_JOLT_CAYLEY:
-        return _simulate_body(MODIFIED_JOLT_CAYLEY, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(MODIFIED_JOLT_CAYLEY, b, q0, L0, J, model, h, steps, every, out)
     elif method == SPLITTING:
-        return _simulate_body(SPLITTING, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(SPLITTING, b, q0, L0, J, model, h, steps, every, out)
     elif method == MIDPOINT:
-        return _simulate_body(MIDPOINT, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(MIDPOINT, b, q0, L0, J, model, h, steps, every, out)
     elif method == RK4:
-        return _simulate_body(RK4, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(RK4, b, q0, L0, J, model, h, steps, every, out)
     elif method == EXPLICIT:
-        return _simulate_body(EXPLICIT, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(EXPLICIT, b, q0, L0, J, model, h, steps, every, out)
     elif method == JOLT:
-        return _simulate_body(JOLT, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(JOLT, b, q0, L0, J, model, h, steps, every, out)
     elif method == NAIVE_ROTATION:
-        return _simulate_body(NAIVE_ROTATION, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(NAIVE_ROTATION, b, q0, L0, J, model, h, steps, every, out)
     elif method == JOLT_ROTATION:
-        return _simulate_body(JOLT_ROTATION, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(JOLT_ROTATION, b, q0, L0, J, model, h, steps, every, out)
     elif method == IMPLICIT:
-        return _simulate_body(IMPLICIT, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(IMPLICIT, b, q0, L0, J, model, h, steps, every, out)
     elif method == MAGNUS:
-        return _simulate_body(MAGNUS, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(MAGNUS, b, q0, L0, J, model, h, steps, every, out)
     elif method == MOMENTUM_FIRST_SYMMETRIC:
-        return _simulate_body(MOMENTUM_FIRST_SYMMETRIC, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(MOMENTUM_FIRST_SYMMETRIC, b, q0, L0, J, model, h, steps, every, out)
     elif method == NONE:
-        return _simulate_body(NONE, b, q0, L0, J, tau, h, steps, every, out)
+        return _simulate_body(NONE, b, q0, L0, J, model, h, steps, every, out)
     raise ValueError("tumble._kernels.rigid._run_block: unknown method kernel id")
 
 
 @njit
-def simulate_serial(method, q0, L0, J, tau, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out):
+def simulate_serial(method, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out):
     """Run ``steps`` steps per body, recording every ``every``-th state, the initial state
     first and the final state last.
 
-    ``q0`` (N, 4) unit, ``L0`` (N, 3) body momentum, ``J`` (N, 3), ``tau`` (N, 3) world;
-    outputs (R, N, ...) with ``R = ceil(steps / every) + 1``. The method is chosen once per
-    block of bodies (:func:`_run_block`), not once per step. Returns the number of
-    non-finite records (0 spares the caller a pass over them).
+    ``q0`` (N, 4) unit, ``L0`` (N, 3) body momentum, ``J`` (N, 3), ``model`` the torque
+    ``(kinds, P, None)`` (:mod:`tumble._kernels.torques`; time starts at 0); outputs
+    (R, N, ...) with ``R = ceil(steps / every) + 1``. The method is chosen once per block of
+    bodies (:func:`_run_block`), not once per step. Returns the number of non-finite records
+    (0 spares the caller a pass over them).
     """
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
     for g in range((q0.shape[0] + BLOCK - 1) // BLOCK):
-        bad += _run_block(method, BLOCK * g, q0, L0, J, tau, h, steps, every, out)
+        bad += _run_block(method, BLOCK * g, q0, L0, J, model, h, steps, every, out)
     return bad
 
 
 @parallel_njit
-def simulate_parallel(method, q0, L0, J, tau, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out):
+def simulate_parallel(
+    method, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+):
     """:func:`simulate_serial` with the blocks of bodies spread over numba's threads."""
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
     for g in prange((q0.shape[0] + BLOCK - 1) // BLOCK):
-        bad += _run_block(method, BLOCK * g, q0, L0, J, tau, h, steps, every, out)
+        bad += _run_block(method, BLOCK * g, q0, L0, J, model, h, steps, every, out)
     return bad
 
 
 @njit
-def _step_body(method, b, q0, L0, J, tau, h, q_out, L_out):
+def simulate_custom_serial(
+    method, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+):
+    """:func:`simulate_serial` for a model with a ``custom`` function: compiled for this
+    method alone (``literally``), since each user function compiles its own loop."""
+    literally(method)
+    out = (q_out, w_out, Lw_out, Lb_out, E_out)
+    bad = 0
+    for g in range((q0.shape[0] + BLOCK - 1) // BLOCK):
+        bad += _simulate_body(method, BLOCK * g, q0, L0, J, model, h, steps, every, out)
+    return bad
+
+
+@parallel_njit
+def simulate_custom_parallel(
+    method, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+):
+    """:func:`simulate_custom_serial` with the blocks of bodies spread over numba's threads."""
+    literally(method)
+    out = (q_out, w_out, Lw_out, Lb_out, E_out)
+    bad = 0
+    for g in prange((q0.shape[0] + BLOCK - 1) // BLOCK):
+        bad += _simulate_body(method, BLOCK * g, q0, L0, J, model, h, steps, every, out)
+    return bad
+
+
+@njit
+def _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out):
     Jb = _load3(J, b)
-    q, L = advance(method, _load4(q0, b), _load3(L0, b), Jb, pseudo_inverse(Jb), _load3(tau, b), h)
+    q, L = advance(method, _load4(q0, b), _load3(L0, b), Jb, pseudo_inverse(Jb), model, b, t, h)
     L = constrain(L, Jb)
     for i in range(4):
         q_out[b, i] = q[i]
@@ -731,17 +785,33 @@ def _step_body(method, b, q0, L0, J, tau, h, q_out, L_out):
 
 
 @njit
-def step_serial(method, q0, L0, J, tau, h, q_out, L_out):
-    """One step of every body: ``(q0, L0)`` (N, ...) to ``(q_out, L_out)``."""
+def step_serial(method, q0, L0, J, model, t, h, q_out, L_out):
+    """One step of every body from time ``t``: ``(q0, L0)`` (N, ...) to ``(q_out, L_out)``."""
     for b in range(q0.shape[0]):
-        _step_body(method, b, q0, L0, J, tau, h, q_out, L_out)
+        _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out)
 
 
 @parallel_njit
-def step_parallel(method, q0, L0, J, tau, h, q_out, L_out):
+def step_parallel(method, q0, L0, J, model, t, h, q_out, L_out):
     """:func:`step_serial` with the bodies spread over numba's threads."""
     for b in prange(q0.shape[0]):
-        _step_body(method, b, q0, L0, J, tau, h, q_out, L_out)
+        _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out)
+
+
+@njit
+def step_custom_serial(method, q0, L0, J, model, t, h, q_out, L_out):
+    """:func:`step_serial` for a model with a ``custom`` function (one method compiled)."""
+    literally(method)
+    for b in range(q0.shape[0]):
+        _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out)
+
+
+@parallel_njit
+def step_custom_parallel(method, q0, L0, J, model, t, h, q_out, L_out):
+    """:func:`step_custom_serial` with the bodies spread over numba's threads."""
+    literally(method)
+    for b in prange(q0.shape[0]):
+        _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out)
 
 
 @njit
@@ -762,3 +832,98 @@ def record_parallel(q, L, J, r, q_out, w_out, Lw_out, Lb_out, E_out):
     """:func:`record_serial` with the bodies spread over numba's threads."""
     for b in prange(q.shape[0]):
         _record_body(q, L, J, r, b, (q_out, w_out, Lw_out, Lb_out, E_out))
+
+
+#: ``kinds`` of a model that is one constant world torque per body (the callable path).
+HELD_TORQUE = np.array([CONSTANT_WORLD], dtype=np.int64)
+
+
+@njit
+def _step_record_body(method, b, q, L, J, tau, t, h, r, w, out):
+    """Step body ``b`` in place under the held world torque ``tau[b]``, keep its world
+    ``omega`` in ``w`` and write record ``r`` (if ``r >= 0``). Returns ``(tau_bad, bad)``."""
+    if not (abs(tau[b, 0]) + abs(tau[b, 1]) + abs(tau[b, 2]) < math.inf):
+        return 1, 0
+    Jb = _load3(J, b)
+    model = (HELD_TORQUE, tau, None)
+    q1, L1 = advance(method, _load4(q, b), _load3(L, b), Jb, pseudo_inverse(Jb), model, b, t, h)
+    L1 = constrain(L1, Jb)
+    wb = qrotate(q1, mul(Jb, L1))
+    for i in range(4):
+        q[b, i] = q1[i]
+    for i in range(3):
+        L[b, i] = L1[i]
+        w[b, i] = wb[i]
+    bad = 0
+    if r >= 0:
+        bad = _record(r, b, q1, L1, Jb, *out)
+    elif not (abs(q1[0]) + abs(wb[0]) + abs(wb[1]) + abs(wb[2]) < math.inf):
+        bad = 1
+    return 0, bad
+
+
+@njit
+def step_record_serial(method, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out):
+    """One step of every body in place under held world torques ``tau`` (N, 3), updating the
+    world ``omega`` ``w`` and writing record ``r`` when ``r >= 0``: the loop body of a run
+    with a Python torque callable. Returns 2 if ``tau`` is not finite, 1 if a new state is
+    not, else 0."""
+    out = (q_out, w_out, Lw_out, Lb_out, E_out)
+    n_tau = 0
+    n_bad = 0
+    for b in range(q.shape[0]):
+        a, c = _step_record_body(method, b, q, L, J, tau, t, h, r, w, out)
+        n_tau += a
+        n_bad += c
+    return 2 if n_tau else (1 if n_bad else 0)
+
+
+@parallel_njit
+def step_record_parallel(method, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out):
+    """:func:`step_record_serial` with the bodies spread over numba's threads."""
+    out = (q_out, w_out, Lw_out, Lb_out, E_out)
+    n_tau = 0
+    n_bad = 0
+    for b in prange(q.shape[0]):
+        a, c = _step_record_body(method, b, q, L, J, tau, t, h, r, w, out)
+        n_tau += a
+        n_bad += c
+    return 2 if n_tau else (1 if n_bad else 0)
+
+
+@njit
+def step_one(method, q, w, J, model, t, h, locked_ok, q_out, w_out):
+    """One step of one body given as ``q`` (4,), world ``w`` (3,), ``J`` (3,) float64 arrays.
+
+    The single-body fast path of :func:`tumble.rigid.step`: the same arithmetic as the
+    batched path (normalise ``q``, ``L_b = I Rᵀ omega``, :func:`advance`, ``omega1 = R1 J
+    L_b1``), bit for bit, without NumPy's per-call overheads. Returns 0 and fills
+    ``q_out``, ``w_out``; or 1 for anything the validating path must see (non-finite or
+    degenerate input, a locked axis the method refuses, a non-finite result), writing
+    nothing meaningful.
+    """
+    total = abs(t) + abs(h)
+    for i in range(3):
+        total += abs(w[i]) + J[i]
+        if not J[i] >= 0.0 or (J[i] == 0.0 and not locked_ok):
+            return 1
+    n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
+    if not (total < math.inf and n2 >= 2.2250738585072014e-308 and n2 < math.inf):
+        return 1
+    s = math.sqrt(n2)
+    qn = (q[0] / s, q[1] / s, q[2] / s, q[3] / s)
+    Jt = (J[0], J[1], J[2])
+    I = pseudo_inverse(Jt)
+    L = mul(I, to_body(qn, (w[0], w[1], w[2])))
+    q1, L1 = advance(method, qn, L, Jt, I, model, 0, t, h)
+    w1 = qrotate(q1, mul(Jt, constrain(L1, Jt)))
+    if not (
+        abs(q1[0]) + abs(q1[1]) + abs(q1[2]) + abs(q1[3]) + abs(w1[0]) + abs(w1[1]) + abs(w1[2])
+        < math.inf
+    ):
+        return 1
+    for i in range(4):
+        q_out[i] = q1[i]
+    for i in range(3):
+        w_out[i] = w1[i]
+    return 0
