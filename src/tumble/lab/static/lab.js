@@ -904,10 +904,11 @@
       sctx.globalAlpha = a[2] < 0 ? 0.35 : 1;
       sctx.beginPath(); sctx.moveTo(o[0], o[1]); sctx.lineTo(a[0], a[1]); sctx.stroke();
       sctx.font = `${Math.round(r / 12)}px system-ui, sans-serif`;
-      // Labels point away from the centre, so they stay inside the canvas.
-      sctx.textAlign = a[0] < cx ? "right" : "left";
-      sctx.fillText(["x (min J)", "y (median J)", "z (max J)"][i], a[0] + (a[0] < cx ? -4 : 4), a[1] - 4);
-      sctx.textAlign = "left";
+      // Labels point away from the centre, kept inside the canvas.
+      const text = ["x (min J)", "y (median J)", "z (max J)"][i];
+      const width = sctx.measureText(text).width;
+      const left = a[0] < cx ? a[0] - 4 - width : a[0] + 4;
+      sctx.fillText(text, Math.min(Math.max(left, 2), w - width - 2), a[1] - 4);
       sctx.globalAlpha = 1;
     });
     const k = recordAt(d.t, lab.cursor);
