@@ -349,7 +349,7 @@ def _plot_html(data: figures.FigureData, title: str, path: Path) -> None:
             xaxis.rangeslider = {"visible": True, "thickness": 0.04}
     fig.update_layout(title=title, height=330 * rows, width=330 * cols + 250,
                       template="plotly_white")  # fmt: skip
-    fig.write_html(path, include_plotlyjs=True, full_html=True)
+    fig.write_html(path, include_plotlyjs=True, full_html=True, config=dict(figures.PLOTLY_CONFIG))
 
 
 def _axis_id(axis: Any) -> str:
