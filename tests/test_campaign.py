@@ -99,9 +99,6 @@ KNOWN_GAPS = {
     "constructor (users get cursors from begin()/find()); not validated",
     "tumble.linkedlist.cursor.": "container-internal helpers exported by the submodule",
     "tumble.methods.MethodInfo": "the registry's record type, built by tumble.methods only",
-    "tumble.torques.TorqueModel": "tumble.torques landed with the forced-motion work "
-    "during this change: TorqueModel(terms) takes its terms unvalidated",
-    "tumble.torques.reference": "names an argument of its own helper (inv_inertia checks)",
     "tumble.sweep.plot.plot": "sweep-plot is being changed in parallel (issue 18's "
     "sweep-plot --out item): its paths are not validated yet",
 }
