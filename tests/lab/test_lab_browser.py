@@ -515,13 +515,15 @@ def test_screenshot_artifact(page) -> None:
 
 def _tiny_sweep(folder: Path) -> Path:
     """A 2 x 2 sweep dataset written directly (no cluster): one method, round-off scores."""
+    from tumble import sweep
     from tumble.sweep import dataset, task
 
+    cases = sweep.build_grid(["splitting"], [0.5], [0.2, 0.8], [0.1, 0.9], [16], [1.0])
     rows = []
-    for i, (f, e) in enumerate([(0.2, 0.1), (0.2, 0.9), (0.8, 0.1), (0.8, 0.9)]):
+    for i, case in enumerate(cases):
         row = {name: math.nan for name in task.COLUMNS}
-        row.update(case_id=f"c{i}", method="splitting", min_j=0.5, median_j=f, energy=e,
-                   inv_inertia="", rotations=1.0, steps_per_rotation=16, steps=16)  # fmt: skip
+        row.update(case.grid_values())
+        row.update(case_id=case.case_id, steps=16)  # the sweep's own ids: not foreign rows
         row.update({s: 1e-16 * (i + 1) for s in task.SCORE_COLUMNS})
         rows.append(row)
     out = dataset.prepare_folder(folder)

@@ -49,7 +49,8 @@ def test_every_score_matches_direct_calls(small_sweep):
         ref = scenarios.score(tr, case.inv_inertia)
         assert (row["dt"], row["steps"], row["period"]) == (case.dt, case.steps, case.period)
         for name in ("energy_error", "momentum_drift", "direction_drift", "attitude_error_end"):
-            assert np.isfinite(row[name]), name
+            # inf is a score (a diverged run's energy overflowed); NaN never is.
+            assert not np.isnan(row[name]), name
             assert row[name] == pytest.approx(getattr(ref, name), rel=SCORE_RTOL, abs=1e-300), name
         if ref.diverged_at is None:
             assert math.isnan(row["diverged_at"])
@@ -61,6 +62,12 @@ def test_every_score_matches_direct_calls(small_sweep):
         T = float(exact.body_period(case.q0, case.omega0, case.inv_inertia))
         expected_exact = T / 2 if 0.0 < sc.energy < 1.0 and np.isfinite(T) else math.inf
         assert row["flip_time_exact"] == pytest.approx(expected_exact, rel=SCORE_RTOL)
+        # The oracle's Hermite slopes (L_b × J L_b) overflow before the records do in a
+        # blown-up run: it reads the records whose slopes are finite.
+        with np.errstate(over="ignore", invalid="ignore"):
+            slopes = np.cross(tr.L_body[:n], case.inv_inertia * tr.L_body[:n])
+        ok = np.all(np.isfinite(slopes), axis=-1)
+        n = n if ok.all() else int(np.argmin(ok))
         expected = hermite_flip(tr.t[:n], tr.L_body[:n], case.inv_inertia)
         if math.isnan(expected):
             assert math.isnan(row["flip_time"])

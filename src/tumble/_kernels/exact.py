@@ -703,15 +703,35 @@ def period(L, J):
 # loops over bodies and times (tumble.exact)
 
 
+#: Momenta below this (per component) are scaled up before :func:`prepare`: their squares
+#: would underflow.
+TINY_MOMENTUM = 2.0**-500
+
+
 @njit
 def _solve_body(b, q, L, J, t, q_out, w_out):
-    """Body ``b`` at every time: one :func:`prepare`, one :func:`evaluate` per time."""
+    """Body ``b`` at every time: one :func:`prepare`, one :func:`evaluate` per time.
+
+    A tiny momentum (``|L_i| < 2**-500``, whose squares underflow) is scaled up by a power
+    of two ``s``: the motion with ``s L`` is the same motion ``s`` times faster, so the
+    state at ``t`` is the scaled flow's at ``t/s`` with ``L_b`` divided by ``s`` (exact
+    in binary).
+    """
     Jb = (J[b, 0], J[b, 1], J[b, 2])
-    f = prepare((q[b, 0], q[b, 1], q[b, 2], q[b, 3]), (L[b, 0], L[b, 1], L[b, 2]), Jb)
+    Lb = (L[b, 0], L[b, 1], L[b, 2])
+    big = max(abs(Lb[0]), abs(Lb[1]), abs(Lb[2]))
+    s = 1.0
+    if 0.0 < big < TINY_MOMENTUM:
+        s = 2.0 ** -math.floor(math.log2(big))
+        Lb = (Lb[0] * s, Lb[1] * s, Lb[2] * s)
+    f = prepare((q[b, 0], q[b, 1], q[b, 2], q[b, 3]), Lb, Jb)
     for i in range(t.shape[0]):
-        qt, Lt = evaluate(f, t[i])
+        qt, Lt = evaluate(f, t[i] / s)
         # Uniform rotation keeps omega exactly; otherwise omega = R J L_b.
-        w = f.w if f.kind == UNIFORM else qrotate(qt, (Jb[0] * Lt[0], Jb[1] * Lt[1], Jb[2] * Lt[2]))
+        if f.kind == UNIFORM:
+            w = (f.w[0] / s, f.w[1] / s, f.w[2] / s)
+        else:
+            w = qrotate(qt, (Jb[0] * Lt[0] / s, Jb[1] * Lt[1] / s, Jb[2] * Lt[2] / s))
         for c in range(4):
             q_out[i, b, c] = qt[c]
         for c in range(3):
