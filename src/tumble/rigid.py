@@ -45,12 +45,15 @@ from tumble._kernels import rigid as _k
 from tumble._kernels.dispatch import use_parallel
 from tumble._kernels.rotation import matrix_to_quat_gu
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar, broadcast_leading
+from tumble.compositions import COMPOSITIONS
 from tumble.methods import REGISTRY, MethodInfo, method_info
+from tumble.methods import check as check_method
 from tumble.rotation import unit_quat
 from tumble.torques import TorqueModel, as_model
 from tumble.trajectory import Trajectory
 
 __all__ = [
+    "COMPOSITIONS",
     "METHODS",
     "ORDERS",
     "DivergenceWarning",
@@ -70,6 +73,20 @@ METHODS: tuple[str, ...] = tuple(info.name for info in REGISTRY)
 
 ORDERS: dict[str, float] = {info.name: info.order for info in REGISTRY}
 """Global order of the attitude error of each method (``inf``: exact; 0: inconsistent)."""
+
+_NO_SUBSTEPS = np.empty(0)
+_SUBSTEPS: dict[str, np.ndarray] = {}
+
+
+def _substeps(info: MethodInfo) -> np.ndarray:
+    """The composition coefficients of ``info`` as the kernels take them (float64, (s,));
+    empty for a registry method. Cached: there are finitely many valid composed names."""
+    if not info.substeps:
+        return _NO_SUBSTEPS
+    gamma = _SUBSTEPS.get(info.name)
+    if gamma is None:
+        gamma = _SUBSTEPS[info.name] = np.array(info.substeps, dtype=np.float64)
+    return gamma
 
 
 class DivergenceWarning(TumbleWarning):
@@ -273,7 +290,7 @@ def principal_axes(I: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _method(method: Any, inv_inertia: np.ndarray, torque: object) -> MethodInfo:
-    info = method_info(as_choice(method, "method", METHODS))
+    info = check_method(method, "method")
     if not info.locked_axes and np.any(inv_inertia == 0):
         raise InputError(
             f"inv_inertia: method {info.name!r} needs every inverse moment > 0 "
@@ -427,14 +444,33 @@ def step(
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
     _, loop = _loops(model, qf.shape[0])
-    loop(info.kernel, qf, Lf, Jf, as_model(model).kernel_args(batch), t0, dts, q1, L1)
+    loop(
+        info.kernel, _substeps(info), qf, Lf, Jf, as_model(model).kernel_args(batch), t0, dts,
+        q1, L1,
+    )  # fmt: skip
     w1 = _inertia.world_omega_gu(q1, L1, Jf)
     _check_step(info.name, q1, w1, Lf, batch, torque is not None)
     return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
 
 
-#: Kernel id and locked-axis support of each compiled method, for :func:`_step_one`.
-_ONE_BODY = {m.name: (m.kernel, m.locked_axes) for m in REGISTRY if m.kernel is not None}
+#: Kernel id, composition coefficients and locked-axis support of each compiled method, for
+#: :func:`_step_one`; composed methods join on first use (:func:`_one_body`).
+_ONE_BODY = {
+    m.name: (m.kernel, _NO_SUBSTEPS, m.locked_axes) for m in REGISTRY if m.kernel is not None
+}
+
+
+def _one_body(method: str) -> tuple[int, np.ndarray, bool] | None:
+    """``_ONE_BODY[method]``, adding a valid composed name; None for anything else."""
+    entry = _ONE_BODY.get(method)
+    if entry is None and ":" in method:
+        try:
+            info = check_method(method, "method")
+        except InputError:
+            return None
+        if info.kernel is not None:
+            entry = _ONE_BODY[method] = (info.kernel, _substeps(info), info.locked_axes)
+    return entry
 
 
 def _is_vector(x: Any, n: int) -> bool:
@@ -451,7 +487,7 @@ def _step_one(
     the kernel does not accept as clean goes the long way, which validates and raises.
     The result is bit for bit the batched path's (a test checks it).
     """
-    kernel = _ONE_BODY.get(method) if type(method) is str else None
+    kernel = _one_body(method) if type(method) is str else None
     if (
         kernel is None
         or type(dt) is not float
@@ -467,7 +503,7 @@ def _step_one(
         return None
     q1 = np.empty(4)
     w1 = np.empty(3)
-    if _k.step_one(kernel[0], q, omega, inv_inertia, args, t, dt, kernel[1], q1, w1):
+    if _k.step_one(kernel[0], kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1):
         return None
     return q1, w1
 
@@ -627,7 +663,10 @@ def simulate(
         loop, _ = _loops(model, n)
         args = as_model(model).kernel_args(batch)
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
-        bad = loop(info.kernel, qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out, out_e)
+        bad = loop(
+            info.kernel, _substeps(info), qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out,
+            out_e,
+        )  # fmt: skip
         if bad and n_steps:
             # The first step alone tells an input overflow (an InputError, as in ``step``)
             # from a divergence of the method later on (a DivergenceWarning below).
@@ -681,7 +720,9 @@ def _simulate_callable(
         qv, wv = views if dtype == np.float64 else (v.astype(dtype) for v in views)
         tau = _torque_now(torque, t, qv, wv, batch, dtype)
         record = s % every == 0 or s == steps
-        status = loop(info.kernel, q, L, J, tau, t, dt, r if record else -1, w, *out)
+        status = loop(
+            info.kernel, _substeps(info), q, L, J, tau, t, dt, r if record else -1, w, *out
+        )
         if status:
             if status == 2:
                 raise InputError(
