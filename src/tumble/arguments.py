@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from tumble import rigid, scenarios
+from tumble import InputError, rigid, scenarios
 
 __all__ = [
     "fraction",
@@ -101,14 +101,19 @@ def vector3(text: str) -> np.ndarray:
 
 
 def method_list(text: str) -> list[str]:
-    """Comma-separated names from :data:`tumble.rigid.METHODS` (or ``all``)."""
+    """Comma-separated names from :data:`tumble.rigid.METHODS` or compositions
+    ``"<base>:<scheme>"`` (or ``all``: the registry's methods)."""
     if text.strip() == "all":
         return list(rigid.METHODS)
     names = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [n for n in names if n not in rigid.METHODS]
-    if unknown or not names:
+    if not names:
         raise argparse.ArgumentTypeError(
-            f"unknown method {', '.join(map(repr, unknown)) or repr(text)}; "
-            f"choose from {', '.join(rigid.METHODS)}"
+            f"unknown method {text!r}; choose from {', '.join(rigid.METHODS)} or a "
+            f"composition '<base>:<scheme>' ({', '.join(rigid.COMPOSITIONS)})"
         )
+    for n in names:
+        try:
+            rigid.check_method(n, "method")
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("method: ")) from None
     return list(dict.fromkeys(names))

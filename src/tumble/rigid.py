@@ -60,6 +60,7 @@ __all__ = [
     "Trajectory",
     "angular_acceleration",
     "angular_momentum",
+    "check_method",
     "energy",
     "method_info",
     "principal_axes",

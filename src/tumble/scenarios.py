@@ -573,8 +573,9 @@ def run_methods(
     ----------
     case : Case
     methods : sequence of str, optional
-        Names from :data:`tumble.rigid.METHODS` (default: all of them, in that order; for a
-        forced case all but the torque-free ``"exact"``).
+        Names from :data:`tumble.rigid.METHODS` or compositions ``"<base>:<scheme>"``
+        (default: all of :data:`~tumble.rigid.METHODS`, in that order; for a forced case all
+        but the torque-free ``"exact"``).
     every : int, optional
         Record interval in steps (the scores are worst values over the records).
     progress : callable, optional
@@ -598,7 +599,7 @@ def run_methods(
     if not names:
         raise InputError("methods: expected at least one method name, got none")
     for m in names:
-        as_choice(m, "methods", rigid.METHODS)
+        rigid.check_method(m, "methods")
     n_every = as_int(every, "every", minimum=1)
     forced = None if case.torque is None else reference(case, n_every)
     out: dict[str, MethodResult] = {}

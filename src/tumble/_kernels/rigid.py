@@ -438,27 +438,30 @@ def free_splitting(q, L, J, I, h):
 
 @njit
 def symmetric_top_pairing(J):
-    """The axes ``(a, b, c)`` of :func:`free_symmetric_top_split`: ``b`` the median inverse
-    moment, ``a`` the one of the smallest and largest that is closer to it, ``c`` the other.
+    """The axes ``(a, b, c)`` of :func:`free_symmetric_top_split`: ``a`` the median inverse
+    moment, ``b`` (the remainder) the one of the smallest and largest farther from it, ``c``
+    the closer one (``b`` the largest on a tie).
 
-    The rule won a measurement over all six pairings on several bodies (``docs/integrators.md``,
-    "Symmetric top plus remainder"): the remainder ``½ (J_b - J_a) L_b²`` is then as small
-    as the body allows, and a symmetric top (``J_b = J_a``) is integrated exactly. Ties keep
-    the lower axis index.
+    The leading error of ``R(h/2) S(h) R(h/2)`` is a sum of double brackets of ``S`` and
+    ``R``, each carrying ``(J_b - J_a)(J_c - J_a)``: smallest in size with ``J_a`` the median
+    (the two gaps then have opposite signs), and zero for a symmetric top. Of the remaining
+    two terms, the one of the inner flow ``S`` weighs twice that of the outer ``R`` (1/12
+    against 1/24), so the larger gap goes outside, on ``b``. A measurement over all six
+    pairings on six bodies and three momenta agrees (``benchmarks/bench_rigid.py
+    --pairing-study``, ``docs/integrators.md``).
     """
     lo = 0
     hi = 0
     for i in range(1, 3):
         if J[i] < J[lo]:
             lo = i
-        if J[i] > J[hi]:
+        if J[i] >= J[hi]:
             hi = i
-    if lo == hi:
-        return 0, 1, 2
+    # lo is the first smallest, hi the last largest: distinct even when all are equal.
     mid = 3 - lo - hi
-    if J[mid] - J[lo] <= J[hi] - J[mid]:
-        return lo, mid, hi
-    return hi, mid, lo
+    if J[hi] - J[mid] >= J[mid] - J[lo]:
+        return mid, hi, lo
+    return mid, lo, hi
 
 
 @njit

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 
 from tumble import rigid, scenarios
 from tumble._errors import InputError
-from tumble._validate import as_choice, as_float_array, as_int
+from tumble._validate import as_float_array, as_int
 
 __all__ = ["GRID_COLUMNS", "SCHEMA_VERSION", "SweepCase", "build_grid", "split_tasks"]
 
@@ -49,7 +49,7 @@ class SweepCase:
     Attributes
     ----------
     method : str
-        A name from :data:`tumble.rigid.METHODS`.
+        A name from :data:`tumble.rigid.METHODS` or a composition ``"<base>:<scheme>"``.
     min_j, median_j : float
         The article's body (:func:`tumble.scenarios.article_case`); ``nan`` for an
         explicit body.
@@ -179,7 +179,7 @@ def build_grid(
     )
     if not names:
         raise InputError("methods: expected at least one method name, got none")
-    names = list(dict.fromkeys(as_choice(m, "methods", rigid.METHODS) for m in names))
+    names = list(dict.fromkeys(rigid.check_method(m, "methods").name for m in names))
     explicit: list[tuple[float, float, float]] = []
     if inv_inertia is not None:
         J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)
