@@ -1,0 +1,241 @@
+"""Composition schemes and composed methods ``"<base>:<scheme>"``.
+
+Oracles: the order conditions of symmetric compositions (Hairer, Lubich & Wanner §V.3.2);
+independently of them, the local error of the composed Strang splitting of two random
+matrices against SciPy's ``expm`` of their sum; for the rigid body, the closed-form free
+motion (:func:`tumble.exact.torque_free`) and the tight DOP853 solve of
+``tests/oracles.py`` under gravity.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.linalg import expm
+
+from oracles import angle, matrix, rigid_reference
+from tumble import InputError, compositions, exact, methods, rigid, rotation, scenarios, torques
+
+SCHEMES = list(rigid.COMPOSITIONS.values())
+BASES = methods.composable()
+COMPOSED = [f"{b}:{s.name}" for b in BASES for s in SCHEMES]
+
+# The coefficients are given to 20 digits and the conditions are sums of a few O(1) terms.
+CONDITION_TOL = 1e-14
+
+
+def test_the_registry_lists_the_schemes_and_the_composable_bases():
+    assert set(rigid.COMPOSITIONS) >= {"yoshida4", "suzuki4", "mclachlan4", "yoshida6", "kahanli6"}
+    assert set(BASES) == {m.name for m in methods.REGISTRY if m.symmetric and m.kernel is not None}
+    assert "splitting" in BASES and "exact" not in BASES
+    assert rigid.method_info("splitting:suzuki4").order == 4
+    assert rigid.method_info("midpoint:kahanli6").order == 6
+    info = rigid.method_info("momentum_first_symmetric:yoshida4")
+    assert info.base == "momentum_first_symmetric"
+    assert info.symmetric and info.torque == "strang" and len(info.description) <= 100
+    assert info.substeps == rigid.COMPOSITIONS["yoshida4"].coefficients
+    assert rigid.method_info("splitting").substeps == ()
+    assert "splitting:suzuki4" not in rigid.METHODS
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=lambda s: s.name)
+def test_each_scheme_meets_its_order_conditions_and_no_more(scheme):
+    g = scheme.coefficients
+    assert g == tuple(reversed(g)), "a symmetric composition needs palindromic coefficients"
+    assert scheme.stages == len(g)
+    res = compositions.order_conditions(g)
+    assert abs(res["sum"]) < CONDITION_TOL
+    assert abs(res["cubic"]) < CONDITION_TOL
+    if scheme.order == 6:
+        assert abs(res["quintic"]) < CONDITION_TOL
+        assert abs(res["mixed"]) < CONDITION_TOL
+    else:
+        # Order exactly 4: a fifth-order condition fails by far more than round-off.
+        assert max(abs(res["quintic"]), abs(res["mixed"])) > 1e-3
+    assert scheme.citation
+
+
+def _composed_strang(A, B, g, h):
+    out = np.eye(A.shape[0])
+    for c in g:
+        out = expm(0.5 * c * h * A) @ expm(c * h * B) @ expm(0.5 * c * h * A) @ out
+    return out
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=lambda s: s.name)
+def test_each_scheme_raises_strang_to_its_order_on_matrix_exponentials(scheme):
+    """Local error of the composed Strang step ``e^{hA/2} e^{hB} e^{hA/2}`` against
+    ``e^{h(A+B)}`` is ``O(h^{p+1})``: halving ``h`` divides it by ``2^{p+1}``."""
+    rng = np.random.default_rng(7)
+    A, B = rng.normal(size=(2, 4, 4)) / 2
+    hs = (0.2, 0.1, 0.05)
+    err = [
+        np.linalg.norm(_composed_strang(A, B, scheme.coefficients, h) - expm(h * (A + B)))
+        for h in hs
+    ]
+    slopes = np.log2(np.array(err[:-1]) / np.array(err[1:]))
+    assert np.all(np.abs(slopes - (scheme.order + 1)) < 0.3), (err, slopes)
+
+
+# --------------------------------------------------------------------------------------
+# measured orders of every composed method, free and under gravity
+
+Q0 = np.array([0.9, 0.1, -0.3, 0.2]) / np.linalg.norm([0.9, 0.1, -0.3, 0.2])
+LB0 = np.array([0.5, -0.8, 0.6])
+# Free: a strongly asymmetric body over t = 40, so that even the most accurate sixth-order
+# method stays far above round-off at the finest dt. Under gravity: the body of
+# tests/test_rigid_order.py over t = 2 against DOP853 (good to ~1e-13 there).
+J_FREE = np.array([0.3, 1.0, 3.0])
+T_FREE = 40.0
+J_GRAVITY = np.array([1.0, 0.6, 0.35])
+T_GRAVITY = 2.0
+GRAVITY = torques.gravity(0.8, np.array([0.0, 0.0, -9.81]), np.array([0.05, -0.02, 0.3]))
+# The coarsest dt of each order; four halvings follow. Chosen from the measured error
+# curves: asymptotic from the first dt, and the finest error above 1e-13.
+DT0 = {4: 0.2, 6: 0.4}
+ORDER_TOL = 0.2
+
+
+def _gravity_scipy(t, R, w):
+    return np.cross(R @ np.array([0.05, -0.02, 0.3]), 0.8 * np.array([0.0, 0.0, -9.81]))
+
+
+_REFERENCE: dict[str, np.ndarray] = {}
+
+
+def _reference(kind: str) -> np.ndarray:
+    if kind not in _REFERENCE:
+        if kind == "free":
+            w0 = matrix(Q0) @ (J_FREE * LB0)
+            _REFERENCE[kind] = exact.torque_free(Q0, w0, J_FREE, [T_FREE])[0][0]
+        else:
+            R0 = matrix(Q0)
+            sol = rigid_reference(
+                Q0, R0 @ LB0, J_GRAVITY, T_GRAVITY, tau=_gravity_scipy, t_eval=[T_GRAVITY]
+            )
+            _REFERENCE[kind] = sol.y[:4, -1] / np.linalg.norm(sol.y[:4, -1])
+    return _REFERENCE[kind]
+
+
+@pytest.mark.parametrize("kind", ["free", "gravity"])
+@pytest.mark.parametrize("method", COMPOSED)
+def test_each_composed_method_has_its_documented_order(method, kind):
+    """Attitude error at a fixed time, dt halved four times: the median of the four local
+    slopes is the documented order (4 or 6) within 0.2."""
+    order = rigid.method_info(method).order
+    J, T, model = (J_FREE, T_FREE, None) if kind == "free" else (J_GRAVITY, T_GRAVITY, GRAVITY)
+    w0 = matrix(Q0) @ (J * LB0)
+    ref = _reference(kind)
+    errors = []
+    for k in range(5):
+        dt = DT0[order] / 2**k
+        tr = rigid.simulate(Q0, w0, J, dt, round(T / dt), method, torque=model, every=10**9)
+        errors.append(float(angle(ref, tr.q[-1])))
+    e = np.array(errors)
+    assert np.all(np.isfinite(e)) and e[-1] > 1e-13, e
+    slopes = np.log2(e[:-1] / e[1:])
+    assert abs(float(np.median(slopes)) - order) < ORDER_TOL, (e, slopes)
+
+
+# --------------------------------------------------------------------------------------
+# invariants
+
+INVARIANT_STEPS = 10**5
+# |L| is kept to 1e-13 over 1e5 composed steps. World L drifts by round-off alone, a random
+# walk of about eps per sub-step: measured 1.2e-13 to 3.7e-13 over the 3e5 to 9e5 sub-steps
+# here, the same as the base's own drift over that many steps (1.5e-13 to 1.8e-13 over 9e5
+# steps). The bound is 4 eps sqrt(sub-steps): a walk, not a method error (which would grow
+# with dt; these are exact at any dt).
+EPS = np.finfo(np.float64).eps
+
+
+@pytest.mark.parametrize("method", COMPOSED)
+def test_compositions_keep_L_norm_and_world_L_over_1e5_steps(method):
+    info = rigid.method_info(method)
+    assert info.L_norm == "exact" and info.L_world == "exact"
+    q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
+    w0 = rotation.quat_rotate(q0, J_FREE * LB0)
+    tr = rigid.simulate(q0, w0, J_FREE, 0.1, INVARIANT_STEPS, method, every=1000)
+    norm = np.linalg.norm(tr.L, axis=-1)
+    assert np.max(np.abs(norm / norm[0] - 1)) < 1e-13
+    walk = 4 * EPS * math.sqrt(INVARIANT_STEPS * len(info.substeps))
+    assert np.max(np.linalg.norm(tr.L - tr.L[0], axis=-1)) / norm[0] < walk
+    if info.energy == "exact":
+        assert np.max(np.abs(tr.energy / tr.energy[0] - 1)) < walk
+
+
+@pytest.mark.parametrize("method", ["splitting:yoshida4", "symmetric_top_split:kahanli6"])
+def test_a_composition_is_time_symmetric_and_keeps_exactness_for_symmetric_tops(method):
+    q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
+    w0 = np.array([0.7, -1.1, 0.4])
+    J = np.array([0.5, 1.0, 1.5])
+    tau = np.array([0.05, -0.02, 0.01])
+    q1, w1 = rigid.step(q0, w0, J, 0.1, method, torque=tau)
+    q2, w2 = rigid.step(q1, w1, J, -0.1, method, torque=tau)
+    assert float(rotation.rotation_angle(q2, q0)) < 1e-13
+    assert np.max(np.abs(w2 - w0)) < 1e-13
+    J_sym = np.array([0.5, 0.5, 1.5])
+    tr = rigid.simulate(q0, w0, J_sym, 0.1, 10, method)
+    base = rigid.method_info(method).exact_for == "symmetric"
+    q_ref = exact.torque_free(q0, w0, J_sym, [1.0])[0][0]
+    assert (float(rotation.rotation_angle(tr.q[-1], q_ref)) < 1e-12) == base
+
+
+def test_stages_see_their_own_times_under_a_time_dependent_torque():
+    """A periodic torque: each stage kicks at its own time, so the order stays 4."""
+    model = torques.periodic(np.array([0.3, -0.2, 0.5]), 3.0, 0.3)
+    J = J_GRAVITY
+    w0 = matrix(Q0) @ (J * LB0)
+    R0 = matrix(Q0)
+
+    def tau(t, R, w):
+        return np.array([0.3, -0.2, 0.5]) * math.cos(3.0 * t + 0.3)
+
+    sol = rigid_reference(Q0, R0 @ LB0, J, 2.0, tau=tau, t_eval=[2.0])
+    ref = sol.y[:4, -1] / np.linalg.norm(sol.y[:4, -1])
+    e = []
+    for dt in (0.1, 0.05, 0.025):
+        tr = rigid.simulate(Q0, w0, J, dt, round(2.0 / dt), "splitting:suzuki4", model, 10**9)
+        e.append(float(angle(ref, tr.q[-1])))
+    assert abs(math.log2(e[-2] / e[-1]) - 4) < 0.2, e
+
+
+# --------------------------------------------------------------------------------------
+# everywhere a method name goes
+
+
+def test_composed_names_work_in_scenarios_and_the_single_body_step():
+    case = scenarios.article_case(steps_per_rotation=40, rotations=1)
+    res = scenarios.run_methods(case, ["splitting", "splitting:suzuki4"], timing=False)
+    assert res["splitting:suzuki4"].scores.attitude_error_max < res["splitting"].scores.attitude_error_max
+    forced = scenarios.torque_case("heavy-top", 20, 1)
+    res = scenarios.run_methods(forced, ["midpoint:yoshida4"], timing=False)
+    assert math.isfinite(res["midpoint:yoshida4"].scores.attitude_error_max)
+
+
+@pytest.mark.parametrize(
+    ("method", "message"),
+    [
+        ("splitting:rk45", r"^method: unknown composition scheme 'rk45' in 'splitting:rk45'"),
+        ("rk5:suzuki4", r"^method: unknown base method 'rk5'"),
+        ("rk4:suzuki4", r"^method: 'rk4:suzuki4': base 'rk4' is not time-symmetric"),
+        ("implicit:yoshida4", r"^method: .*negative sub-steps would run a dissipative step"),
+        ("exact:yoshida6", r"^method: 'exact:yoshida6': 'exact' is the exact solution"),
+        ("splitting:suzuki4:yoshida4", r"^method: unknown composition scheme 'suzuki4:yoshida4'"),
+        ("splitting:", r"^method: unknown composition scheme ''"),
+    ],
+)
+def test_bad_compositions_raise_naming_the_argument(method, message):
+    q0 = np.array([1.0, 0.0, 0.0, 0.0])
+    w0 = np.array([0.1, 0.2, 0.3])
+    J = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(InputError, match=message):
+        rigid.step(q0, w0, J, 0.1, method)
+    with pytest.raises(InputError, match=message):
+        rigid.simulate(q0, w0, J, 0.1, 3, method)
+    with pytest.raises(InputError, match=message.replace("^method", "^methods")):
+        scenarios.run_methods(scenarios.article_case(), [method], timing=False)
+    with pytest.raises(InputError, match=message.replace("^method", "^name")):
+        rigid.method_info(method)
