@@ -524,7 +524,9 @@ def pairing_study() -> str:
             L = np.array(Lt)
             q_ref = exact.torque_free(q0, J * L, J, [PAIRING_T])[0][0]
             err = {
-                p: float(rotation.rotation_angle(_run_pairing(q0, L, J, *p, PAIRING_DT, steps), q_ref))
+                p: float(
+                    rotation.rotation_angle(_run_pairing(q0, L, J, *p, PAIRING_DT, steps), q_ref)
+                )
                 for p in perms
             }
             rule = tuple(int(i) for i in _rigid.symmetric_top_pairing(Jt))

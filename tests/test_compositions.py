@@ -10,6 +10,8 @@ motion (:func:`tumble.exact.torque_free`) and the tight DOP853 solve of
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,12 +31,15 @@ CONDITION_TOL = 1e-14
 def test_the_registry_lists_the_schemes_and_the_composable_bases():
     assert set(rigid.COMPOSITIONS) >= {"yoshida4", "suzuki4", "mclachlan4", "yoshida6", "kahanli6"}
     assert set(BASES) == {m.name for m in methods.REGISTRY if m.symmetric and m.kernel is not None}
-    assert "splitting" in BASES and "exact" not in BASES
+    assert "splitting" in BASES
+    assert "exact" not in BASES
     assert rigid.method_info("splitting:suzuki4").order == 4
     assert rigid.method_info("midpoint:kahanli6").order == 6
     info = rigid.method_info("momentum_first_symmetric:yoshida4")
     assert info.base == "momentum_first_symmetric"
-    assert info.symmetric and info.torque == "strang" and len(info.description) <= 100
+    assert info.symmetric
+    assert info.torque == "strang"
+    assert len(info.description) <= 100
     assert info.substeps == rigid.COMPOSITIONS["yoshida4"].coefficients
     assert rigid.method_info("splitting").substeps == ()
     assert "splitting:suzuki4" not in rigid.METHODS
@@ -55,6 +60,15 @@ def test_each_scheme_meets_its_order_conditions_and_no_more(scheme):
         # Order exactly 4: a fifth-order condition fails by far more than round-off.
         assert max(abs(res["quintic"]), abs(res["mixed"])) > 1e-3
     assert scheme.citation
+
+
+def test_the_docs_table_is_the_schemes_rendered():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "integrators.md").read_text()
+    m = re.search(
+        r"<!-- composition table:[^\n]*-->\n(.*?)\n<!-- end of composition table -->", text, re.S
+    )
+    assert m is not None, "docs/integrators.md lost its composition table markers"
+    assert m.group(1) == compositions.render_table()
 
 
 def _composed_strang(A, B, g, h):
@@ -134,7 +148,8 @@ def test_each_composed_method_has_its_documented_order(method, kind):
         tr = rigid.simulate(Q0, w0, J, dt, round(T / dt), method, torque=model, every=10**9)
         errors.append(float(angle(ref, tr.q[-1])))
     e = np.array(errors)
-    assert np.all(np.isfinite(e)) and e[-1] > 1e-13, e
+    assert np.all(np.isfinite(e)), e
+    assert e[-1] > 1e-13, e
     slopes = np.log2(e[:-1] / e[1:])
     assert abs(float(np.median(slopes)) - order) < ORDER_TOL, (e, slopes)
 
@@ -154,7 +169,8 @@ EPS = np.finfo(np.float64).eps
 @pytest.mark.parametrize("method", COMPOSED)
 def test_compositions_keep_L_norm_and_world_L_over_1e5_steps(method):
     info = rigid.method_info(method)
-    assert info.L_norm == "exact" and info.L_world == "exact"
+    assert info.L_norm == "exact"
+    assert info.L_world == "exact"
     q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
     w0 = rotation.quat_rotate(q0, J_FREE * LB0)
     tr = rigid.simulate(q0, w0, J_FREE, 0.1, INVARIANT_STEPS, method, every=1000)
@@ -209,7 +225,10 @@ def test_stages_see_their_own_times_under_a_time_dependent_torque():
 def test_composed_names_work_in_scenarios_and_the_single_body_step():
     case = scenarios.article_case(steps_per_rotation=40, rotations=1)
     res = scenarios.run_methods(case, ["splitting", "splitting:suzuki4"], timing=False)
-    assert res["splitting:suzuki4"].scores.attitude_error_max < res["splitting"].scores.attitude_error_max
+    assert (
+        res["splitting:suzuki4"].scores.attitude_error_max
+        < res["splitting"].scores.attitude_error_max
+    )
     forced = scenarios.torque_case("heavy-top", 20, 1)
     res = scenarios.run_methods(forced, ["midpoint:yoshida4"], timing=False)
     assert math.isfinite(res["midpoint:yoshida4"].scores.attitude_error_max)

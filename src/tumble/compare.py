@@ -105,7 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=method_list,
         default=None,
         metavar="A,B,...",
-        help="methods to run (default: all): " + ", ".join(rigid.METHODS)
+        help="methods to run (default: all): "
+        + ", ".join(rigid.METHODS)
         + ", or compositions <base>:<scheme> with a scheme from "
         + ", ".join(rigid.COMPOSITIONS),
     )

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["COMPOSITIONS", "Composition", "order_conditions"]
+__all__ = ["COMPOSITIONS", "Composition", "order_conditions", "render_table"]
 
 
 @dataclass(frozen=True)
@@ -123,3 +123,16 @@ def order_conditions(coefficients: tuple[float, ...]) -> dict[str, float]:
         "quintic": math.fsum(x**5 for x in g),
         "mixed": math.fsum(x**3 * b**2 for x, b in zip(g, beta, strict=True)),
     }
+
+
+def render_table() -> str:
+    """The scheme table of ``docs/integrators.md`` as Markdown, one row per scheme."""
+    lines = [
+        "| scheme | order | stages | coefficients `γ_1 .. γ_s` | source |",
+        "|---|---|---|---|---|",
+    ]
+    for c in COMPOSITIONS.values():
+        half = c.coefficients[: (c.stages + 1) // 2]
+        gammas = ", ".join(f"{g:.17g}" for g in half) + ", (mirrored)"
+        lines.append(f"| `{c.name}` | {c.order} | {c.stages} | {gammas} | {c.citation} |")
+    return "\n".join(lines)

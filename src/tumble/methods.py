@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
 from functools import lru_cache
 
 from tumble._errors import InputError
@@ -345,9 +344,7 @@ def composed(name: str) -> MethodInfo:
 def composable() -> tuple[str, ...]:
     """Names of the registry methods that compose (time-symmetric, compiled, not exact)."""
     return tuple(
-        m.name
-        for m in REGISTRY
-        if m.symmetric and m.kernel is not None and not math.isinf(m.order)
+        m.name for m in REGISTRY if m.symmetric and m.kernel is not None and not math.isinf(m.order)
     )
 
 

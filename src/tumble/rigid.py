@@ -24,7 +24,10 @@ Methods
 -------
 The integrators are the records of the registry :mod:`tumble.methods`:
 :data:`METHODS` lists their names and :func:`method_info` returns one record (order, what
-it conserves, time symmetry, what it is exact for, how it takes torque, cost). Each
+it conserves, time symmetry, what it is exact for, how it takes torque, cost). A
+time-symmetric method also composes into fourth- and sixth-order methods named
+``"<base>:<scheme>"`` with a scheme of :data:`COMPOSITIONS` (:mod:`tumble.compositions`);
+:func:`check_method` validates any name. Each
 method's equations are in its kernel's docstring in :mod:`tumble._kernels.rigid` and in
 ``docs/integrators.md``, with measured costs; every method takes the torque as constant
 over the step, applied where its record's ``torque`` field says.
@@ -39,13 +42,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from tumble import compositions as _compositions
 from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import inertia as _inertia
 from tumble._kernels import rigid as _k
 from tumble._kernels.dispatch import use_parallel
 from tumble._kernels.rotation import matrix_to_quat_gu
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar, broadcast_leading
-from tumble.compositions import COMPOSITIONS
 from tumble.methods import REGISTRY, MethodInfo, method_info
 from tumble.methods import check as check_method
 from tumble.rotation import unit_quat
@@ -71,6 +74,10 @@ __all__ = [
 
 METHODS: tuple[str, ...] = tuple(info.name for info in REGISTRY)
 """Names of the integrators of :func:`step` and :func:`simulate` (see :func:`method_info`)."""
+
+COMPOSITIONS = _compositions.COMPOSITIONS
+"""The composition schemes by name (:class:`tumble.compositions.Composition`: order, stages,
+coefficients, citation); ``"<base>:<scheme>"`` runs one (:func:`method_info`)."""
 
 ORDERS: dict[str, float] = {info.name: info.order for info in REGISTRY}
 """Global order of the attitude error of each method (``inf``: exact; 0: inconsistent)."""
@@ -387,7 +394,9 @@ def step(
     dt : float
         Time step (negative runs backwards).
     method : str
-        One of :data:`METHODS` (see :func:`method_info` and ``docs/integrators.md``).
+        One of :data:`METHODS` (see :func:`method_info` and ``docs/integrators.md``), or a
+        composition ``"<base>:<scheme>"`` of a time-symmetric base with a scheme of
+        :data:`COMPOSITIONS` (``"splitting:suzuki4"``).
     torque : None, TorqueModel, array_like of shape (..., 3), or callable, optional
         A :mod:`tumble.torques` model, evaluated where the method's algorithm needs it (its
         registry record's ``torque`` field); a constant world torque; or a Python callable
@@ -405,7 +414,8 @@ def step(
     Raises
     ------
     InputError
-        Bad input, and also finite input so large that the step overflows float64 (say
+        Bad input (also a composition the base cannot run: ``method`` names why), and also
+        finite input so large that the step overflows float64 (say
         ``omega = [1e200, 1e200, 0]``): the message names ``q, omega, inv_inertia, dt``
         (and ``torque``), never a silent NaN.
 
@@ -603,7 +613,7 @@ def simulate(
     steps : int
         Number of steps, ``>= 0``.
     method : str
-        One of :data:`METHODS`.
+        One of :data:`METHODS`, or a composition ``"<base>:<scheme>"`` (see :func:`step`).
     torque : None, TorqueModel, array_like of shape (..., 3), or callable, optional
         A :mod:`tumble.torques` model (see :func:`step`), a constant world torque, or a
         Python callable ``torque(t, q, omega)`` held over each step. Not allowed with

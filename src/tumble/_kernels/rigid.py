@@ -771,7 +771,9 @@ def _run_block(method, gamma, b, q0, L0, J, model, h, steps, every, out):
     elif method == MODIFIED_JOLT:
         return _simulate_body(MODIFIED_JOLT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == MODIFIED_JOLT_CAYLEY:
-        return _simulate_body(MODIFIED_JOLT_CAYLEY, gamma, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(
+            MODIFIED_JOLT_CAYLEY, gamma, b, q0, L0, J, model, h, steps, every, out
+        )
     elif method == SPLITTING:
         return _simulate_body(SPLITTING, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == MIDPOINT:
@@ -791,7 +793,9 @@ def _run_block(method, gamma, b, q0, L0, J, model, h, steps, every, out):
     elif method == MAGNUS:
         return _simulate_body(MAGNUS, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == MOMENTUM_FIRST_SYMMETRIC:
-        return _simulate_body(MOMENTUM_FIRST_SYMMETRIC, gamma, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(
+            MOMENTUM_FIRST_SYMMETRIC, gamma, b, q0, L0, J, model, h, steps, every, out
+        )
     elif method == SYMMETRIC_TOP_SPLIT:
         return _simulate_body(SYMMETRIC_TOP_SPLIT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == NONE:
@@ -800,7 +804,9 @@ def _run_block(method, gamma, b, q0, L0, J, model, h, steps, every, out):
 
 
 @njit
-def simulate_serial(method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out):
+def simulate_serial(
+    method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+):
     """Run ``steps`` steps per body, recording every ``every``-th state, the initial state
     first and the final state last.
 
@@ -859,7 +865,9 @@ def simulate_custom_parallel(
 @njit
 def _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out):
     Jb = _load3(J, b)
-    q, L = advance(method, gamma, _load4(q0, b), _load3(L0, b), Jb, pseudo_inverse(Jb), model, b, t, h)
+    q, L = advance(
+        method, gamma, _load4(q0, b), _load3(L0, b), Jb, pseudo_inverse(Jb), model, b, t, h
+    )
     L = constrain(L, Jb)
     for i in range(4):
         q_out[b, i] = q[i]
@@ -929,7 +937,9 @@ def _step_record_body(method, gamma, b, q, L, J, tau, t, h, r, w, out):
         return 1, 0
     Jb = _load3(J, b)
     model = (HELD_TORQUE, tau, None)
-    q1, L1 = advance(method, gamma, _load4(q, b), _load3(L, b), Jb, pseudo_inverse(Jb), model, b, t, h)
+    q1, L1 = advance(
+        method, gamma, _load4(q, b), _load3(L, b), Jb, pseudo_inverse(Jb), model, b, t, h
+    )
     L1 = constrain(L1, Jb)
     wb = qrotate(q1, mul(Jb, L1))
     for i in range(4):
@@ -946,7 +956,9 @@ def _step_record_body(method, gamma, b, q, L, J, tau, t, h, r, w, out):
 
 
 @njit
-def step_record_serial(method, gamma, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out):
+def step_record_serial(
+    method, gamma, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
+):
     """One step of every body in place under held world torques ``tau`` (N, 3), updating the
     world ``omega`` ``w`` and writing record ``r`` when ``r >= 0``: the loop body of a run
     with a Python torque callable. Returns 2 if ``tau`` is not finite, 1 if a new state is
@@ -962,7 +974,9 @@ def step_record_serial(method, gamma, q, L, J, tau, t, h, r, w, q_out, w_out, Lw
 
 
 @parallel_njit
-def step_record_parallel(method, gamma, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out):
+def step_record_parallel(
+    method, gamma, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
+):
     """:func:`step_record_serial` with the bodies spread over numba's threads."""
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     n_tau = 0
