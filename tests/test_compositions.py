@@ -258,3 +258,33 @@ def test_bad_compositions_raise_naming_the_argument(method, message):
         scenarios.run_methods(scenarios.article_case(), [method], timing=False)
     with pytest.raises(InputError, match=message.replace("^method", "^name")):
         rigid.method_info(method)
+
+
+def test_composed_names_pass_every_other_validation_of_a_method_name():
+    import argparse
+
+    from tumble import arguments, figures
+    from tumble.sweep import grid
+
+    assert arguments.method_list("rk4,splitting:suzuki4") == ["rk4", "splitting:suzuki4"]
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown composition scheme 'x'"):
+        arguments.method_list("splitting:x")
+    cases = grid.build_grid(methods=["symmetric_top_split:kahanli6"], min_j=[0.5])
+    assert {c.method for c in cases} == {"symmetric_top_split:kahanli6"}
+    with pytest.raises(InputError, match=r"^methods: 'rk4:yoshida4': base 'rk4'"):
+        grid.build_grid(methods=["rk4:yoshida4"])
+    base = figures.color("splitting")
+    shades = {figures.color(f"splitting:{s}") for s in rigid.COMPOSITIONS}
+    assert len(shades) == len(rigid.COMPOSITIONS)
+    assert base not in shades
+    assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in shades)
+    with pytest.raises(InputError, match=r"^method: "):
+        figures.color("splitting:nope")
+
+
+def test_the_lab_request_accepts_composed_methods():
+    api = pytest.importorskip("tumble.lab.api")
+    request = api.SimulateRequest(methods=["splitting", "splitting:suzuki4"])
+    assert request.method_names() == ["splitting", "splitting:suzuki4"]
+    with pytest.raises(ValueError, match=r"methods: unknown composition scheme 'x'"):
+        api.SimulateRequest(methods=["splitting:x"])
