@@ -605,28 +605,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
-    parser.add_argument("--symmetric-study", action="store_true", help=symmetric_study.__doc__)
-    parser.add_argument("--torque-study", action="store_true", help=torque_study.__doc__)
-    parser.add_argument("--pairing-study", action="store_true", help=pairing_study.__doc__)
+    studies = {
+        "symmetric_study": (symmetric_study, "rigid-symmetric"),
+        "torque_study": (torque_study, "rigid-torque"),
+        "pairing_study": (pairing_study, "rigid-pairing"),
+    }
+    for flag, (study, _) in studies.items():
+        parser.add_argument("--" + flag.replace("_", "-"), action="store_true", help=study.__doc__)
     args = parser.parse_args(argv)
-    if args.pairing_study:
-        text = pairing_study()
-        print(text)
-        if not args.no_write:
-            write_section("rigid-pairing", text)
-        return 0
-    if args.torque_study:
-        text = torque_study()
-        print(text)
-        if not args.no_write:
-            write_section("rigid-torque", text)
-        return 0
-    if args.symmetric_study:
-        text = symmetric_study()
-        print(text)
-        if not args.no_write:
-            write_section("rigid-symmetric", text)
-        return 0
+    for flag, (study, section) in studies.items():
+        if getattr(args, flag):
+            text = study()
+            print(text)
+            if not args.no_write:
+                write_section(section, text)
+            return 0
     methods = [m for m in args.methods.split(",") if m]
     for m in methods:
         if m not in METHODS:
