@@ -106,10 +106,12 @@ def method_list(text: str) -> list[str]:
     if text.strip() == "all":
         return list(rigid.METHODS)
     names = [p.strip() for p in text.split(",") if p.strip()]
-    if not names:
+    unknown = [n for n in names if ":" not in n and n not in rigid.METHODS]
+    if unknown or not names:
         raise argparse.ArgumentTypeError(
-            f"unknown method {text!r}; choose from {', '.join(rigid.METHODS)} or a "
-            f"composition '<base>:<scheme>' ({', '.join(rigid.COMPOSITIONS)})"
+            f"unknown method {', '.join(map(repr, unknown)) or repr(text)}; "
+            f"choose from {', '.join(rigid.METHODS)} or a composition '<base>:<scheme>' "
+            f"({', '.join(rigid.COMPOSITIONS)})"
         )
     for n in names:
         try:
