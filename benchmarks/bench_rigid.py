@@ -44,13 +44,14 @@ import ctypes
 import functools
 import itertools
 import math
-import time
 from collections.abc import Callable
 
 import numba
 import numpy as np
 
 from _common import (
+    C_QUATERNIONS,
+    best_cpu_time,
     best_time,
     c_pointer,
     compile_c,
@@ -82,44 +83,9 @@ C_LIBM = "C -O3 libm"
 # ... and with tumble's loop order (blocks of bodies, the step loop outside), polynomials.
 C_BLOCKED = "C -O3 blocked"
 
-C_SOURCE = r"""
-#include <math.h>
-
-typedef struct { double x, y, z; } v3;
-typedef struct { double w, x, y, z; } qt;
-
-static inline v3 cross(v3 a, v3 b) {
-    v3 r = {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
-    return r;
-}
-static inline double dot(v3 a, v3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-static inline v3 mul(v3 a, v3 b) { v3 r = {a.x * b.x, a.y * b.y, a.z * b.z}; return r; }
-static inline v3 scale(v3 a, double s) { v3 r = {a.x * s, a.y * s, a.z * s}; return r; }
-static inline v3 axpy(v3 a, double s, v3 b) {
-    v3 r = {a.x + s * b.x, a.y + s * b.y, a.z + s * b.z};
-    return r;
-}
-static inline qt qmul(qt p, qt q) {
-    qt r = {p.w * q.w - p.x * q.x - p.y * q.y - p.z * q.z,
-            p.w * q.x + p.x * q.w + p.y * q.z - p.z * q.y,
-            p.w * q.y - p.x * q.z + p.y * q.w + p.z * q.x,
-            p.w * q.z + p.x * q.y - p.y * q.x + p.z * q.w};
-    return r;
-}
-static inline qt qconj(qt q) { qt r = {q.w, -q.x, -q.y, -q.z}; return r; }
-static inline qt qnormalize(qt q) {
-    double inv = 1.0 / sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
-    qt r = {q.w * inv, q.x * inv, q.y * inv, q.z * inv};
-    return r;
-}
-static inline v3 qrotate(qt q, v3 v) {
-    v3 u = {q.x, q.y, q.z};
-    v3 c = cross(u, v);
-    v3 t = {2.0 * c.x, 2.0 * c.y, 2.0 * c.z};
-    v3 d = cross(u, t);
-    v3 r = {v.x + q.w * t.x + d.x, v.y + q.w * t.y + d.y, v.z + q.w * t.z + d.z};
-    return r;
-}
+C_SOURCE = (
+    C_QUATERNIONS
+    + r"""
 static inline qt rotvec_to_q(v3 phi) {
     v3 x = scale(phi, 0.5);
     double z = x.x * x.x + x.y * x.y + x.z * x.z;
@@ -264,6 +230,7 @@ SIMULATE(simulate_modified_jolt, modified_jolt)
 SIMULATE_BLOCKED(blocked_momentum_first, momentum_first)
 SIMULATE_BLOCKED(blocked_modified_jolt, modified_jolt)
 """
+)
 
 
 def c_source() -> str:
@@ -382,23 +349,6 @@ def outputs(n: int):
         np.empty((2, n, 3)),
         (np.empty((2, n))),
     )
-
-
-def best_cpu_time(fn: Callable[[], object], repeat: int = 3) -> float:
-    """Best process CPU time of one call of ``fn`` (after a warm-up call).
-
-    Single-threaded contenders are timed by CPU time, not wall time: on this shared
-    machine a run is often descheduled for a large part of its wall time, which CPU time
-    does not count. (Idle numba worker threads would add to it, making tumble look slower,
-    not faster.)
-    """
-    fn()
-    best = math.inf
-    for _ in range(repeat):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def tumble_runner(method, q, omega, J, h, steps) -> Callable[[], rigid.Trajectory]:

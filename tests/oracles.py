@@ -36,6 +36,22 @@ def angle(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return r.magnitude()
 
 
+def scipy_rotation(q: np.ndarray) -> Rotation:
+    """SciPy ``Rotation`` of scalar-first quaternions ``(..., 4)``."""
+    return Rotation.from_quat(np.asarray(q, dtype=float), scalar_first=True)
+
+
+def scipy_quat(r: Rotation) -> np.ndarray:
+    """Scalar-first quaternions of a SciPy ``Rotation`` (its sign)."""
+    return r.as_quat(scalar_first=True)
+
+
+def cover_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Largest component distance between quaternions up to sign (``q`` and ``-q`` agree)."""
+    a, b = np.broadcast_arrays(a, b)
+    return np.minimum(np.abs(a - b).max(axis=-1), np.abs(a + b).max(axis=-1))
+
+
 def rigid_rhs(J: np.ndarray, tau):
     """Right-hand side in ``y = (q, L_w)`` of the forced rigid body, with no alpha formula.
 

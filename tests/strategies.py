@@ -222,6 +222,7 @@ def dual_smooth_unary_rules(lo: float, hi: float) -> st.SearchStrategy[np.ufunc]
         u
         for u, rule in RULES.items()
         if u.nin == 1
+        and u.nout == 1
         and u not in PIECEWISE_CONSTANT
         and rule.domain[0][0] <= lo
         and rule.domain[0][1] >= hi

@@ -16,14 +16,16 @@ import numpy as np
 import pytest
 from hypothesis import given
 from scipy.integrate import solve_ivp
-from scipy.special import ellipj, ellipk
+from scipy.spatial.transform import Rotation
+from scipy.special import ellipj, ellipk, elliprf
 
 import strategies
+from oracles import angle as oracle_angle
+from oracles import matrix, rigid_reference
 from tumble import InputError, rotation
+from tumble._kernels import exact as kernels
 from tumble.exact import (
     EQUAL_RTOL,
-    _jacobi_reduced,
-    _pi_minus_u,
     body_period,
     torque_free,
     torque_free_from_momentum,
@@ -39,6 +41,11 @@ L_TOL = 1e-12
 CONS_TOL = 1e-13
 #: Elliptic functions against SciPy / Landen oracles: a few ulps of their O(1) values.
 ELLIPJ_TOL = 4e-15
+#: Relative accuracy of dn and of Π - u from the theta series over |u| <= K (K up to 117
+#: at 1 - m = 1e-100): one rounding of u (an ulp of K) moves them by up to ~2e-14.
+SERIES_RTOL = 5e-14
+#: Carlson's integrals against SciPy's: a few roundings each.
+CARLSON_RTOL = 2e-15
 
 ODE_RTOL = 1e-13
 ODE_ATOL = 1e-15
@@ -562,7 +569,52 @@ def test_time_reversal() -> None:
 
 
 # --------------------------------------------------------------------------------------
-# the elliptic functions near m = 1 (private, but the heart of the separatrix numerics)
+# the compiled special functions (tumble._kernels.exact; the heart of the separatrix numerics)
+
+
+def _series(u: Any, m: float, m1: float, n: float = -0.5) -> tuple[np.ndarray, ...]:
+    """``sn, cn, dn`` and ``V(u) = Π(n; am u|m) - u`` of the kernel's theta series, for
+    ``|u| <= K``."""
+    th, _, _ = kernels.theta_constants(m, m1, n, False)
+    out = np.array([kernels.series(th, float(v)) for v in np.atleast_1d(u)])
+    V = th.v_lin * np.atleast_1d(u) + th.v_arg * out[:, 3]
+    return out[:, 0], out[:, 1], out[:, 2], V
+
+
+PARAMETERS = [(1.0 - m1, m1) for m1 in (1e-100, 1e-30, 1e-10, 0.01, 0.49, 0.5, 0.51, 0.9)] + [
+    (m, 1.0 - m) for m in (1e-12, 1e-40, 1e-200)
+]
+
+
+@pytest.mark.parametrize(("m", "m1"), PARAMETERS)
+def test_complete_integrals_match_mpmath(m: float, m1: float) -> None:
+    """K from the nome series (no Carlson integral) and Π(n|m) - K from V'(0) = 0 (no
+    R_J) against mpmath, with ``m`` and ``1 - m`` both exact there, on both sides of the
+    switch of series at m = 1/2, near the separatrix and near a steady spin (tiny m)."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(250):
+        mm = mpmath.mpf(m) if m < 0.5 else 1 - mpmath.mpf(m1)
+        for n in (-1.0, -0.2, -1e-6):
+            _, K, Vc = kernels.theta_constants(m, m1, n, False)
+            assert K == pytest.approx(float(mpmath.ellipk(mm)), rel=CARLSON_RTOL)
+            Vc_ref = float(mpmath.ellippi(n, mm) - mpmath.ellipk(mm))
+            assert Vc == pytest.approx(Vc_ref, rel=CARLSON_RTOL)
+
+
+def test_carlson_rf_matches_scipy() -> None:
+    """R_F by duplication against SciPy's, including the arguments the flow uses near the
+    separatrix (one argument down to the floor 1e-100) and a zero argument."""
+    rng = np.random.default_rng(30)
+    x, y, z = rng.uniform(0.0, 3.0, (3, 400))
+    rf = [kernels.carlson_rf(*a) for a in zip(x, y, z, strict=True)]
+    assert np.max(np.abs(np.array(rf) / elliprf(x, y, z) - 1.0)) <= CARLSON_RTOL
+    for m1 in 10.0 ** -rng.uniform(0.0, 100.0, 100):
+        assert kernels.carlson_rf(0.0, m1, 1.0) == pytest.approx(
+            elliprf(0.0, m1, 1.0), rel=CARLSON_RTOL
+        )
+        assert kernels.carlson_rf(m1, 2.0 * m1, 1.0) == pytest.approx(
+            elliprf(m1, 2.0 * m1, 1.0), rel=CARLSON_RTOL
+        )
 
 
 def test_jacobi_matches_scipy_away_from_one() -> None:
@@ -570,7 +622,7 @@ def test_jacobi_matches_scipy_away_from_one() -> None:
     m = np.concatenate([rng.uniform(0.0, 0.999, 3000), [0.0, 1e-15, 0.5, 0.999]])
     K = ellipk(m)
     u = rng.uniform(-1.0, 1.0, m.size) * K
-    sn, cn, dn = _jacobi_reduced(u, m, 1.0 - m)
+    sn, cn, dn = np.array([_series(ui, mi, 1.0 - mi)[:3] for ui, mi in zip(u, m, strict=True)]).T[0]
     s, c, d, _ = ellipj(u, m)
     assert np.max(np.abs(sn - s)) <= ELLIPJ_TOL
     assert np.max(np.abs(cn - c)) <= ELLIPJ_TOL
@@ -598,7 +650,7 @@ def _landen_oracle(u: np.ndarray, m1: float, depth: int) -> tuple[np.ndarray, ..
 def test_jacobi_near_one_matches_landen_oracle(m1: float) -> None:
     K = float(ellipk(1.0 - m1)) if m1 > 1e-9 else 0.5 * np.log(16.0 / m1)
     u = np.linspace(-1.0, 1.0, 201) * K
-    sn, cn, dn = _jacobi_reduced(u, np.full_like(u, 1.0 - m1), np.full_like(u, m1))
+    sn, cn, dn, _ = _series(u, 1.0 - m1, m1)
     s, c, d = _landen_oracle(u, m1, 3)
     assert np.max(np.abs(sn - s)) <= ELLIPJ_TOL
     assert np.max(np.abs(cn - c)) <= ELLIPJ_TOL
@@ -612,14 +664,14 @@ def test_jacobi_near_one_matches_landen_oracle(m1: float) -> None:
 def test_pi_matches_quadrature() -> None:
     from scipy.integrate import IntegrationWarning, quad
 
-    for m1, n in ((0.3, -0.4), (1e-10, -2.5), (0.9, -30.0)):
+    # The flow's characteristic n is in [-1, 0) (its reference axis is chosen so).
+    for m1, n in ((0.3, -0.4), (1e-10, -1.0), (0.9, -0.05), (0.6, -1.0), (0.999, -0.7)):
         m = 1.0 - m1
-        K = float(ellipk(m)) if m1 > 1e-9 else 0.5 * np.log(16.0 / m1)
-        for u in (0.3 * K, -0.8 * K, 0.999 * K):
-            uu = np.array([u])
+        K = float(elliprf(0.0, m1, 1.0))
+        for u in (0.3 * K, -0.8 * K, 0.999 * K, K):
 
             def integrand(v: float, m: float = m, m1: float = m1, n: float = n) -> float:
-                s = _jacobi_reduced(np.array([v]), np.array([m]), np.array([m1]))[0][0]
+                s = _series(v, m, m1)[0][0]
                 return 1.0 / (1.0 - n * s * s)
 
             with warnings.catch_warnings():
@@ -627,8 +679,32 @@ def test_pi_matches_quadrature() -> None:
                 # below is what is asserted.
                 warnings.simplefilter("ignore", IntegrationWarning)
                 ref = quad(integrand, 0.0, u, epsabs=1e-15, epsrel=1e-14, limit=200)[0]
-            s, c, d = _jacobi_reduced(uu, np.array([m]), np.array([m1]))
-            assert u + _pi_minus_u(np.array([n]), s, c, d)[0] == pytest.approx(ref, rel=1e-13)
+            assert u + _series(u, m, m1, n)[3][0] == pytest.approx(ref, rel=1e-13)
+
+
+@pytest.mark.parametrize("m1", [0.45, 0.55, 1e-3, 1e-10, 1e-40, 1e-100])
+def test_series_match_mpmath(m1: float) -> None:
+    """sn, cn, dn and Π(n; am u|m) - u against mpmath at 130 digits (``m = 1 - m1`` exact
+    there), on both sides of the switch of series at m = 1/2 and down to the floor of
+    1 - m; cn relative away from its zero at ±K (ill-conditioned there for any method)."""
+    mpmath = pytest.importorskip("mpmath")
+    rng = np.random.default_rng(31)
+    K = float(elliprf(0.0, m1, 1.0))
+    with mpmath.workdps(130):
+        mm = 1 - mpmath.mpf(m1)
+        for n in (-1.0, -1e-3):
+            us = np.concatenate([rng.uniform(-1.0, 1.0, 3) * K, [K, 1e-3]])
+            sn, cn, dn, V = _series(us, 1.0 - m1, m1, n)
+            for i, u in enumerate(us):
+                s_mp = mpmath.ellipfun("sn", u, m=mm)
+                s, c, d = (float(mpmath.ellipfun(f, u, m=mm)) for f in ("sn", "cn", "dn"))
+                # am u = asin(sn u) on |u| <= K, taken at full precision (ill-conditioned
+                # near ±K in float64).
+                v = float(mpmath.ellippi(n, mpmath.asin(s_mp), mm) - u)
+                assert abs(sn[i] - s) <= ELLIPJ_TOL
+                assert abs(cn[i] - c) <= ELLIPJ_TOL * (max(abs(c), 1e-300) if abs(u) < K - 3 else 1)
+                assert abs(dn[i] - d) <= SERIES_RTOL * d
+                assert abs(V[i] - v) <= SERIES_RTOL * max(1.0, abs(v))
 
 
 def test_reduction_far_past_K_regression_scipy_8480() -> None:
@@ -804,3 +880,133 @@ def test_torque_free_from_momentum_ignores_momentum_on_locked_axes():
 def test_torque_free_from_momentum_rejects_bad_input(args, name):
     with pytest.raises(InputError, match=f"^{name}: "):
         torque_free_from_momentum(*args)
+
+
+# --------------------------------------------------------------------------------------
+# the per-body compiled flow (tumble._kernels.exact.free_flow)
+
+
+def _flow(q: np.ndarray, L: np.ndarray, J: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+    q1, L1 = kernels.free_flow(tuple(map(float, q)), tuple(map(float, L)), tuple(map(float, J)), t)
+    return np.array(q1), np.array(L1)
+
+
+def _flow_states() -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """(label, q0, L_b0, J): every kind of motion the flow distinguishes."""
+    rng = np.random.default_rng(40)
+    states = []
+    for i in range(6):
+        J = rng.uniform(0.2, 2.0, 3)
+        L = rng.normal(size=3) * rng.uniform(0.3, 3.0)
+        if i % 2:  # case B
+            L[np.argmax(J)] = 3.0 * np.linalg.norm(L)
+        states.append((f"random {i}", rotation.random_quat((), rng), L, J))
+    for delta in (1e-10, -1e-10):
+        Js = np.array([1.9, 1.1, 0.35])
+        J, L = sorted_state(Js, separatrix_state(Js, delta), rng.permutation(3))
+        states.append((f"near separatrix {delta:g}", rotation.random_quat((), rng), L, J))
+    J, L = sorted_state(np.array([3.0, 2.0, 1.0]), np.array([1.0, 0.0, -1.0]), np.array([2, 0, 1]))
+    states.append(("on separatrix", np.array([1.0, 0.0, 0.0, 0.0]), L, J))
+    for label, J in (
+        ("prolate", [0.5, 0.5, 2.0]),
+        ("oblate", [1.5, 0.6, 1.5]),
+        ("nearly symmetric", [1.0 + 1e-10, 1.0, 0.4]),
+        ("spherical", [1.3, 1.3, 1.3]),
+    ):
+        states.append((label, rotation.random_quat((), rng), rng.normal(size=3), np.array(J)))
+    return states
+
+
+FLOW_STATES = _flow_states()
+
+
+@pytest.mark.parametrize(("label", "q0", "L0", "J"), FLOW_STATES, ids=[s[0] for s in FLOW_STATES])
+def test_free_flow_matches_ode(label: str, q0: np.ndarray, L0: np.ndarray, J: np.ndarray) -> None:
+    """free_flow(t) against the DOP853 solve of dq/dt = ½ ω ⊗ q, dL_w/dt = 0 with
+    ω = R J Rᵀ L_w (tests/oracles.py, no Euler equation written), for every kind of
+    motion; near the separatrix within the window before the first passage of the
+    unstable axis (``separatrix_cases``)."""
+    t_end = 6.0 / 1.7 if "separatrix" in label else 5.0
+    ts = np.linspace(0.0, t_end, 5)
+    Lw0 = rotation.quat_rotate(q0, L0)
+    sol = rigid_reference(q0, Lw0, J, t_end, t_eval=ts)
+    for k, t in enumerate(ts):
+        q1, L1 = _flow(q0, L0, J, float(t))
+        q_ref = sol.y[:4, k] / np.linalg.norm(sol.y[:4, k])
+        assert oracle_angle(q1, q_ref) <= ATT_TOL, (label, t)
+        # L_b through the reference attitude, so its error includes the attitude's.
+        L_ref = matrix(q_ref).T @ sol.y[4:, k]
+        assert np.max(np.abs(L1 - L_ref)) <= ATT_TOL * np.linalg.norm(L0), (label, t)
+
+
+@pytest.mark.parametrize(("label", "q0", "L0", "J"), FLOW_STATES, ids=[s[0] for s in FLOW_STATES])
+def test_free_flow_is_torque_free_from_momentum(
+    label: str, q0: np.ndarray, L0: np.ndarray, J: np.ndarray
+) -> None:
+    """The public function runs the same prepare/evaluate per body: identical attitudes,
+    and the same omega from L_b1."""
+    ts = np.array([0.0, 0.7, -3.1, 250.0])
+    q, w = torque_free_from_momentum(q0, L0, J, ts)
+    for k, t in enumerate(ts):
+        q1, L1 = _flow(q0, L0, J, float(t))
+        assert np.array_equal(q1, q[k]), label
+        # omega rebuilt from (q1, L_b1) by NumPy instead of the kernel: a few ulps.
+        w1 = rotation.quat_rotate(q1, J * L1)
+        assert np.max(np.abs(w1 - w[k])) <= 16 * np.finfo(float).eps * np.linalg.norm(w[k]), label
+
+
+@pytest.mark.parametrize(("label", "q0", "L0", "J"), FLOW_STATES, ids=[s[0] for s in FLOW_STATES])
+def test_free_flow_composes(label: str, q0: np.ndarray, L0: np.ndarray, J: np.ndarray) -> None:
+    """Flow property, as a splitting method uses it: 40 steps of h from the stepped
+    state equal one evaluation at 40 h, and the flow run backwards returns the start.
+    Each restart re-derives the constants from a rounded state, so the steps agree to the
+    conditioning of the motion (near the separatrix only over a short window)."""
+    h = 0.05 if "separatrix" in label else 0.25
+    q, L = q0, L0
+    for _ in range(40):
+        q, L = _flow(q, L, J, h)
+    q_all, L_all = _flow(q0, L0, J, 40 * h)
+    assert oracle_angle(q, q_all) <= 1e-12, label
+    assert np.max(np.abs(L - L_all)) <= 1e-12 * np.linalg.norm(L0), label
+    qb, Lb = _flow(q_all, L_all, J, -40 * h)
+    assert oracle_angle(qb, q0) <= 1e-12, label
+    assert np.max(np.abs(Lb - L0)) <= 1e-12 * np.linalg.norm(L0), label
+
+
+def test_free_flow_closed_forms() -> None:
+    """Spherical and locked bodies turn uniformly about ω = R J L_b, with the momentum
+    on a locked axis cleared; a symmetric top follows exp(J⊥ L_w t/2) q0 exp(Ω t e_a/2)
+    (written out with SciPy); L = 0 stays put, bit for bit."""
+    rng = np.random.default_rng(41)
+    q0 = rotation.random_quat((), rng)
+    t = 3.7
+    for J, L in (
+        (np.array([1.3, 1.3, 1.3]), np.array([0.3, -1.2, 0.5])),
+        (np.array([1.0, 2.5, 0.0]), np.array([0.4, -1.1, 7.0])),
+        (np.array([0.0, 0.0, 3.0]), np.array([5.0, 1.0, 0.2])),
+    ):
+        q1, L1 = _flow(q0, L, J, t)
+        Lc = np.where(J > 0, L, 0.0)
+        w = matrix(q0) @ (J * Lc)
+        expect = (Rotation.from_rotvec(w * t) * Rotation.from_quat(q0, scalar_first=True)).as_quat(
+            scalar_first=True
+        )
+        assert oracle_angle(q1, expect) <= 1e-14
+        assert np.array_equal(L1, Lc)
+    J = np.array([0.8, 2.0, 0.8])  # unique axis 1
+    L = np.array([0.3, 1.2, -0.5])
+    j_perp, omega = 0.8, (2.0 - 0.8) * 1.2
+    Lw = matrix(q0) @ L
+    expect = (
+        Rotation.from_rotvec(j_perp * Lw * t)
+        * Rotation.from_quat(q0, scalar_first=True)
+        * Rotation.from_rotvec([0.0, omega * t, 0.0])
+    )
+    q1, L1 = _flow(q0, L, J, t)
+    assert oracle_angle(q1, expect.as_quat(scalar_first=True)) <= 1e-14
+    np.testing.assert_allclose(
+        L1, Rotation.from_rotvec([0.0, omega * t, 0.0]).inv().apply(L), atol=1e-15
+    )
+    q1, L1 = _flow(q0, np.zeros(3), np.array([1.0, 2.0, 3.0]), t)
+    assert np.array_equal(q1, q0)
+    assert np.array_equal(L1, np.zeros(3))

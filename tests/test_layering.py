@@ -31,9 +31,8 @@ BASE: dict[str, frozenset[str]] = {
 }
 
 #: Every other unit and the units it builds on directly. A unit may import the base, the
-#: units listed here and, transitively, everything those build on; nothing else. Units not
-#: written yet (``torques``, ``interpolate``) are placed already, so that they land in
-#: their layer.
+#: units listed here and, transitively, everything those build on; nothing else.
+#: ``interpolate`` (slerp, squad, RotationSpline) builds on ``rotation`` only.
 BUILDS_ON: dict[str, frozenset[str]] = {
     "rotation": frozenset({"_linalg"}),
     "kinematics": frozenset({"rotation"}),

@@ -17,17 +17,19 @@ Which solution is used, per body (``docs/exact.md`` has the maths):
   direction of ``L_w`` plus the angle about it, an incomplete elliptic integral of the third
   kind (reference ``shared/reference/rigid-body-integrators.md`` §4.2 and §4.3).
 
-The elliptic functions are evaluated here, after argument reduction to ``[-K, K]``, with
-the complementary parameter ``1 - m`` passed in exactly (from
-``J2 |L|² - 2E = (J2 - J1) L1² + (J2 - J3) L3²``, never by subtraction from ``m``): by the
-AGM for ``m <= 1/2`` and by ascending Landen transformations for ``m > 1/2``, which keep
-``cn`` and ``dn`` relatively accurate where they are tiny (near the separatrix). SciPy's
+The computation is compiled (:mod:`tumble._kernels.exact`, no SciPy): per body one set-up
+(``prepare``), then per time one evaluation (``evaluate``). After argument reduction to
+``[-K, K]`` the elliptic functions are theta series in the nome of ``m`` (``m <= 1/2``) or,
+by Jacobi's imaginary transformation, of ``1 - m`` (``m > 1/2``), with ``1 - m`` passed in
+exactly (from ``J2 |L|² - 2E = (J2 - J1) L1² + (J2 - J3) L3²``, never by subtraction from
+``m``); the second form keeps ``cn`` and ``dn`` relatively accurate where they are tiny
+(near the separatrix), and on the separatrix it is ``tanh``/``sech``. SciPy's
 ``ellipj(u, m)`` cannot be used there: it takes ``m``, so ``1 - m`` below ~1e-8 has lost
 digits before the call, for ``1 - m < 1e-9`` it switches to a first-order expansion valid
 only for ``u < K`` (scipy#8480), and its AGM loses the relative accuracy of small ``cn``.
-The third-kind integral uses SciPy's Carlson ``elliprj`` in the form ``Π(n; am u) - u``,
-with the reference axis of the orientation frame chosen per body so that ``|n| <= 1``.
-The accuracy is measured in ``docs/exact.md``.
+The third-kind integral ``Π(n; am u) - u`` is Jacobi's theta-function form (one ``atan2``
+per evaluation), with the reference axis of the orientation frame chosen per body so that
+``|n| <= 1``. The accuracy is measured in ``docs/exact.md``.
 
 Zero inverse moments (axes that cannot turn) follow the constraint model of
 :mod:`tumble.rigid`: the momentum about a held axis is absorbed by the constraint. Then
@@ -41,10 +43,11 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import elliprf, elliprj
 
 from tumble import rotation
 from tumble._errors import InputError
+from tumble._kernels import exact as kernels
+from tumble._kernels.dispatch import use_parallel
 from tumble._validate import as_float_array, broadcast_leading, common_dtype
 
 __all__ = [
@@ -61,17 +64,12 @@ __all__ = [
 #: times the largest one: a few float64 ulps. The symmetric formula's error grows like
 #: ``|ΔJ| |L| t``, so only round-off-level differences may take it; the asymmetric path is
 #: accurate for any larger difference (tested down to 3e-15 relative).
-EQUAL_RTOL = 8 * np.finfo(np.float64).eps
+EQUAL_RTOL = kernels.EQUAL_RTOL
 
 #: Largest accepted body component of ``omega0`` about an axis with ``J_i = 0``, relative
 #: to ``|omega0|`` (per dtype): round-off of the world-to-body rotation passes, a real
 #: spin about a held axis does not. The accepted residue is dropped.
 HELD_AXIS_RTOL = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-8}
-
-_EPS = np.finfo(np.float64).eps
-_MAX_ITER = 40
-_M1_FLOOR = 1e-100
-_STEADY_FLOOR = 1e-280
 
 
 # --------------------------------------------------------------------------------------
@@ -80,8 +78,8 @@ _STEADY_FLOOR = 1e-280
 
 def _prepare(
     q0: ArrayLike, omega0: ArrayLike, inv_inertia: ArrayLike
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.dtype]:
-    """Validate a state; return ``(q, omega_w, L_b, J)`` flattened to ``(n_bodies, ·)``.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], np.dtype]:
+    """Validate a state; return ``(q, L_b, J)`` flattened to ``(n_bodies, ·)``.
 
     All float64; also the batch shape and the dtype of the result.
     """
@@ -122,8 +120,7 @@ def _prepare(
             "overflows float64; expected |omega0| / min(J) and J_max/J_min |omega0| below "
             "about 1e154"
         )
-    wf = rotation.quat_rotate(qf, wb)
-    return qf, wf, Lb, Jf, batch, dtype
+    return qf, Lb, Jf, batch, dtype
 
 
 #: Largest accepted ``J_max |L| |t|`` (a bound on every angle the solution forms, in
@@ -151,426 +148,26 @@ def _times(t: ArrayLike) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
-# special functions with the complementary parameter m1 = 1 - m given exactly
-
-
-def _jacobi_reduced(
-    u: np.ndarray, m: np.ndarray, m1: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``sn, cn, dn`` of ``u`` (``|u| <= K``) for ``0 <= m < 1`` given with ``m1 = 1 - m``.
-
-    ``m <= 1/2``: descending Gauss transformation (:func:`_jacobi_agm`). ``m > 1/2``:
-    ascending Landen transformation (:func:`_jacobi_landen`), whose ``cn`` and ``dn`` keep
-    their relative accuracy where they are small (near the separatrix); the AGM loses it
-    there, which would spoil the third-kind integral built from them.
-    """
-    u, m, m1 = np.broadcast_arrays(u, m, m1)
-    sn, cn, dn = np.empty_like(u), np.empty_like(u), np.empty_like(u)
-    low = m <= 0.5
-    sn[low], cn[low], dn[low] = _jacobi_agm(u[low], m[low], m1[low])
-    high = ~low
-    sn[high], cn[high], dn[high] = _jacobi_landen(u[high], m[high], m1[high])
-    return sn, cn, dn
-
-
-def _jacobi_agm(
-    u: np.ndarray, m: np.ndarray, m1: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Descending Gauss transformation (AGM), for ``m <= 1/2``.
-
-    ``a0 = 1``, ``b0 = sqrt(m1)``, ``c0 = sqrt(m)``; ``c_{n+1} = c_n² / (4 a_{n+1})`` (the
-    cancellation-free form of ``(a_n - b_n)/2``, which matters for small ``m``);
-    ``φ_N = 2^N a_N u``, ``φ_{n-1} = (φ_n + asin(c_n/a_n sin φ_n)) / 2``;
-    ``sn = sin φ0``, ``cn = cos φ0``, ``dn = sqrt(cn² + m1 sn²)`` (a sum of nonnegative
-    terms, never the 0/0 of the classical ``cn / cos(φ1 - φ0)``).
-    """
-    a = np.ones_like(u)
-    b = np.sqrt(m1) * a
-    c = np.sqrt(m) * a
-    ratios = []
-    for _ in range(_MAX_ITER):
-        if not np.any(c > _EPS * a):
-            break
-        a_next = 0.5 * (a + b)
-        c = c * c / (4.0 * a_next)
-        b = np.sqrt(a * b)
-        a = a_next
-        ratios.append(c / a)
-    phi = 2.0 ** len(ratios) * a * u
-    for r in reversed(ratios):
-        phi = 0.5 * (phi + np.arcsin(r * np.sin(phi)))
-    sn = np.sin(phi)
-    cn = np.cos(phi)
-    return sn, cn, np.sqrt(cn * cn + m1 * sn * sn)
-
-
-def _jacobi_landen(
-    u: np.ndarray, m: np.ndarray, m1: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ascending Landen transformation (DLMF 22.7.iii), for ``m > 1/2``.
-
-    ``κ' = m1 / (1 + sqrt m)²`` (the new complementary modulus, computed from ``m1``
-    without cancellation), ``μ = 4 sqrt(m) / (1 + sqrt m)²``, ``μ1 = κ'²``,
-    ``v = u / (1 + κ')``; ``μ1`` squares at every step, so after a few steps
-    ``μ1 cosh² v`` is below round-off and ``sn = tanh v``, ``cn = dn = sech v`` hold
-    exactly. Back down:
-    ``sn = (1 + κ') sn cn / dn``, ``cn = (1 + κ')/μ (dn² - κ') / dn``,
-    ``dn = (1 - κ')/μ (dn² + κ') / dn`` (right sides at parameter ``μ``).
-    """
-    steps = []
-    z = u
-    for _ in range(_MAX_ITER):
-        if not np.any(m1 * np.cosh(np.minimum(np.abs(z), 350.0)) ** 2 > _EPS**2):
-            break
-        r = np.sqrt(m)
-        kp = m1 / (1.0 + r) ** 2
-        m = 4.0 * r / (1.0 + r) ** 2
-        m1 = kp * kp
-        z = z / (1.0 + kp)
-        steps.append((kp, m))
-    sn = np.tanh(z)
-    cn = _sech(z)
-    dn = cn
-    for kp, mu in reversed(steps):
-        sn, cn, dn = (
-            (1.0 + kp) * sn * cn / dn,
-            (1.0 + kp) / mu * (dn * dn - kp) / dn,
-            (1.0 - kp) / mu * (dn * dn + kp) / dn,
-        )
-    return sn, cn, dn
-
-
-def _pi_minus_u(n: np.ndarray, sn: np.ndarray, cn: np.ndarray, dn: np.ndarray) -> np.ndarray:
-    """``Π(n; am u | m) - u = ∫0^u n sn² v / (1 - n sn² v) dv`` for ``|u| <= K``, by Carlson.
-
-    ``Π = sn R_F(cn², dn², 1) + (n/3) sn³ R_J(cn², dn², 1, 1 - n sn²)`` and the first term
-    is ``F(am u | m) = u``; ``n < 0`` here, so ``R_J`` has no principal-value case.
-    """
-    s2 = sn * sn
-    return (n / 3.0) * sn * s2 * elliprj(cn * cn, dn * dn, 1.0, 1.0 - n * s2)
-
-
-def _sech(u: np.ndarray) -> np.ndarray:
-    e = np.exp(-np.abs(u))
-    return 2.0 * e / (1.0 + e * e)
-
-
-# --------------------------------------------------------------------------------------
-# per-body set-up of the asymmetric solution
-
-
-def _signed_sort(J: np.ndarray) -> np.ndarray:
-    """Proper signed permutations ``P`` (n, 3, 3) with ``(P J Pᵀ)`` diagonal descending."""
-    order = np.argsort(-J, axis=-1, kind="stable")
-    n = J.shape[0]
-    P = np.zeros((n, 3, 3))
-    P[np.arange(n)[:, None], np.arange(3)[None, :], order] = 1.0
-    # An odd permutation is made proper by negating its last row; Euler's equations are
-    # invariant under proper rotations that map principal axes to principal axes.
-    P[:, 2, :] *= np.linalg.det(P)[:, None]
-    return P
-
-
-def _invariants(
-    Lb: np.ndarray, J: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Sorting ``P``, sorted ``J``, sorted scaled ``L`` and ``G``, ``H``, ``D2`` per ``|L|²``.
-
-    ``G = 2E - J3 |L|²``, ``H = J1 |L|² - 2E``, ``D2 = J2 |L|² - 2E`` as sums of terms: the
-    first two without cancellation, the third with only the cancellation that is the real
-    distance to the separatrix. Scaling ``L`` by a power of two is exact, so a state exactly
-    on the separatrix in the caller's numbers stays exactly on it (``D2 == 0``).
-    """
-    P = _signed_sort(J)
-    Js = np.take_along_axis(J, np.argsort(-J, axis=-1, kind="stable"), axis=-1)
-    _, e = np.frexp(np.max(np.abs(Lb), axis=-1))
-    Ls = np.einsum("nij,nj->ni", P, np.ldexp(Lb, -e[:, None]))
-    d12, d13, d23 = Js[:, 0] - Js[:, 1], Js[:, 0] - Js[:, 2], Js[:, 1] - Js[:, 2]
-    L1, L2, L3 = Ls[:, 0] ** 2, Ls[:, 1] ** 2, Ls[:, 2] ** 2
-    n2 = L1 + L2 + L3
-    with np.errstate(divide="ignore", invalid="ignore"):
-        G = (d13 * L1 + d23 * L2) / n2
-        H = (d12 * L2 + d13 * L3) / n2
-        D2 = (d23 * L3 - d12 * L1) / n2
-    return P, Js, Ls, G, H, D2
-
-
-class _Asymmetric:
-    """Constants of the asymmetric solution for ``n`` bodies (reference §4.2, §4.3).
-
-    Sorted coordinates ``P x_b`` have ``J1 > J2 > J3`` and the circulating component made
-    positive; there ``L = |L| (a1 cn, a2 sn, a3 dn)`` in case A (``2E < J2 |L|²``, L
-    circulates about e3) and ``|L| (a1 dn, a2 sn, a3 cn)`` in case B (about e1), with
-    ``u = u0 + ω_p t``. *Frame* coordinates put the reference axis of ``B(L)`` third: the
-    sorted ones for reference e3, cycled ``(y, z, x)`` for reference e1. ``self.P`` maps
-    body to frame coordinates.
-    """
-
-    def __init__(self, Lb: np.ndarray, J: np.ndarray) -> None:
-        Lnorm = np.linalg.norm(Lb, axis=-1)
-        P, Js, Ls, G, H, D2 = _invariants(Lb, J)
-        J1, J3 = Js[:, 0], Js[:, 2]
-        d12, d13, d23 = Js[:, 0] - Js[:, 1], Js[:, 0] - Js[:, 2], Js[:, 1] - Js[:, 2]
-        case_a = D2 >= 0.0
-        self.separatrix = D2 == 0.0
-        s_a = np.where(Ls[:, 2] < 0.0, -1.0, 1.0)
-        s_b = np.where(Ls[:, 0] < 0.0, -1.0, 1.0)
-        flip = np.where(
-            case_a[:, None],
-            np.stack([np.ones_like(s_a), s_a, s_a], axis=-1),
-            np.stack([s_b, np.ones_like(s_b), s_b], axis=-1),
-        )
-        # On the separatrix the case-A solution has L1 > 0: the other heteroclinic orbit
-        # is reached by the half turn about axis 3.
-        turn = self.separatrix & (Ls[:, 0] * flip[:, 0] < 0.0)
-        flip[turn, :2] *= -1.0
-        P = flip[:, :, None] * P
-        Lsorted = np.einsum("nij,nj->ni", P, Lb) / Lnorm[:, None]
-        # Reference axis of the frame B(L) (§4.3): e3 or e1 of the sorted frame. Either
-        # gives psi' = |L| [J_ref ± (J1 - J3) / (1 - n sn² u)]; the choice keeps |n| <= 1.
-        # With |n| >> 1 (a nearly symmetric body in its near-equatorial regime) the
-        # integrand has a spike of width 1/sqrt|n| and Π is a small difference of large
-        # Carlson terms; the other axis turns that n into -G/H or -H/G, which is then small.
-        self.ref_e3 = np.where(case_a, d12 <= d23, d12 < d23)
-        cycle = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
-        P = np.where(self.ref_e3[:, None, None], P, cycle @ P)
-
-        # np.where evaluates both regimes' formulas; the unused one may divide by zero.
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            sq = np.sqrt
-            # sorted-frame amplitudes: L = (a1 cn, a2 sn, a3 dn) in case A,
-            # (a1 dn, a2 sn, a3 cn) in case B
-            a1 = sq(G / d13)
-            a2 = np.where(case_a, sq(G / d23), sq(H / d12))
-            a3 = sq(H / d13)
-            wp = Lnorm * np.where(case_a, sq(d23 * H), sq(d12 * G))
-            m = np.where(case_a, d12 * G / (d23 * H), d23 * H / (d12 * G))
-            m1 = np.where(case_a, d13 * D2 / (d23 * H), d13 * -D2 / (d12 * G))
-            n = np.where(
-                case_a,
-                np.where(self.ref_e3, -d12 / d23, -G / H),
-                np.where(self.ref_e3, -H / G, -d23 / d12),
-            )
-            sn0 = Lsorted[:, 1] / a2
-            cn0 = np.where(case_a, Lsorted[:, 0] / a1, Lsorted[:, 2] / a3)
-        r = np.hypot(sn0, cn0)
-        sn0, cn0 = sn0 / r, cn0 / r
-        # Off the separatrix, 1 - m below 1e-100 (an orbit passing within ~1e-50 |L| of
-        # the unstable median axis) is raised to it: a change far below the round-off of
-        # L_b itself (1e-16 |L| from rotating omega0 into the body), while SciPy's R_J
-        # loses accuracy for arguments below ~1e-140 and R_F, R_J return inf near the
-        # subnormal range.
-        m1 = np.where(self.separatrix, 0.0, np.maximum(m1, _M1_FLOOR))
-        m = np.where(self.separatrix, 1.0, m)
-        sep = self.separatrix
-        reg = ~sep
-        K = np.full_like(m, np.inf)
-        K[reg] = elliprf(0.0, m1[reg], 1.0)
-        # Π(n|m) - K(m), the complete counterpart of V below.
-        Vc = np.full_like(m, np.inf)
-        Vc[reg] = n[reg] / 3.0 * elliprj(0.0, m1[reg], 1.0, 1.0 - n[reg])
-        dn0 = np.sqrt(cn0 * cn0 + m1 * sn0 * sn0)
-        u0 = np.zeros_like(m)
-        base = sn0[reg] * elliprf(cn0[reg] ** 2, dn0[reg] ** 2, 1.0)
-        u0[reg] = np.where(
-            cn0[reg] >= 0.0, base, np.where(sn0[reg] >= 0.0, 2.0, -2.0) * K[reg] - base
-        )
-        u0[sep] = np.arcsinh(sn0[sep] / cn0[sep])
-
-        self.P = P
-        self.case_a = case_a
-        # The in-plane vector circulates (winds by π per 2K) when the reference axis is the
-        # one L circulates about; otherwise it stays in a half plane.
-        self.circulates = self.ref_e3 == case_a
-        self.Lnorm = Lnorm
-        self.amp = np.stack([a1, a2, a3], axis=-1)
-        self.wp = wp
-        self.m, self.m1, self.n, self.K, self.Vc, self.u0 = m, m1, n, K, Vc, u0
-        self.J1, self.J3, self.d13 = J1, J3, d13
-
-    def period(self) -> np.ndarray:
-        """``4 K(m) / ω_p`` (infinite on the separatrix)."""
-        return 4.0 * self.K / self.wp
-
-    def _frame(self, sn: np.ndarray, cn: np.ndarray, dn: np.ndarray) -> np.ndarray:
-        """Frame components of ``L / |L|`` from the elliptic functions."""
-        a = self.case_a
-        Ls = np.stack(
-            [
-                self.amp[:, 0] * np.where(a, cn, dn),
-                self.amp[:, 1] * sn,
-                self.amp[:, 2] * np.where(a, dn, cn),
-            ],
-            axis=-1,
-        )
-        return np.where(self.ref_e3[:, None], Ls, Ls[..., [1, 2, 0]])
-
-    def evaluate(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Frame ``L_f / |L|``, half-angle ``(cos, sin)`` of ``ϕ``, ``V(u)``, ``θ``.
-
-        ``u`` has shape ``(..., n)``. ``ϕ`` and ``θ`` are the azimuth and polar angle of
-        ``L_f`` about the third frame axis; ``ϕ`` is continuous in ``u`` and its multiple-of-π
-        part enters the half angle exactly. ``V(u) = Π(n; am u | m) - u``: the callers need
-        ``Π(u) - Π(u0) = ω_p t + V(u) - V(u0)``, and with ``u - u0`` taken exactly the
-        difference has no cancellation of the O(u) parts, which ``1/ω_p`` would amplify
-        when ``ω_p`` is small (nearly symmetric bodies).
-        """
-        sep, reg = self.separatrix, ~self.separatrix
-        sn = np.empty_like(u)
-        cn = np.empty_like(u)
-        dn = np.empty_like(u)
-        V = np.empty_like(u)
-        j = np.zeros(u.shape)
-        if np.any(reg):
-            K, m, m1, n = self.K[reg], self.m[reg], self.m1[reg], self.n[reg]
-            ur = u[..., reg]
-            # u = u_r + 2jK with |u_r| <= K: sn, cn change sign with j, dn does not, and
-            # Π(n; φ + jπ) = Π(n; φ) + 2jΠ(n|m), so V(u) = V(u_r) + 2j (Π(n|m) - K).
-            jr = np.rint(ur / (2.0 * K))
-            ur = ur - 2.0 * jr * K
-            s, c, d = _jacobi_reduced(ur, m, m1)
-            # cn >= 0 on |u_r| <= K; the abs only removes round-off (and -0.0) at u_r = ±K.
-            c = np.abs(c)
-            V[..., reg] = _pi_minus_u(n, s, c, d) + 2.0 * jr * self.Vc[reg]
-            sn[..., reg], cn[..., reg], dn[..., reg] = s, c, d
-            j[..., reg] = jr
-        if np.any(sep):
-            us = u[..., sep]
-            nn = self.n[sep]
-            cc = np.sqrt(-nn)
-            sn[..., sep] = np.tanh(us)
-            cn[..., sep] = dn[..., sep] = _sech(us)
-            # Π(n; gd u | 1) = [u + c atan(c tanh u)] / (1 - n), c = sqrt(-n): closed form,
-            # finite for every u (the Carlson form would need sech² u, which underflows).
-            V[..., sep] = (nn * us + cc * np.arctan(cc * np.tanh(us))) / (1.0 - nn)
-        sign = 1.0 - 2.0 * np.mod(j, 2.0)
-        Lr = self._frame(sn, cn, dn)
-        Lf = self._frame(sign * sn, sign * cn, dn)
-        # A circulating in-plane vector stays in a half plane on the reduced interval and
-        # turns by π per 2K shift (counter-clockwise in case A, clockwise in case B): its
-        # azimuth is atan2 of the reduced components plus that multiple of π, whose half
-        # angle is taken exactly. A librating one stays in a half plane for every u.
-        circ = self.circulates
-        src = np.where(circ[:, None], Lr, Lf)
-        half = 0.5 * np.arctan2(src[..., 1], src[..., 0])
-        cr, sr = np.cos(half), np.sin(half)
-        turns = np.where(circ, np.where(self.case_a, j, -j), 0.0)
-        k = np.mod(turns, 4.0).astype(np.int64)
-        ck = np.choose(k, [1.0, 0.0, -1.0, 0.0])
-        sk = np.choose(k, [0.0, 1.0, 0.0, -1.0])
-        half_cs = np.stack([cr * ck - sr * sk, sr * ck + cr * sk], axis=-1)
-        theta = np.arctan2(np.hypot(Lf[..., 0], Lf[..., 1]), Lf[..., 2])
-        return Lf, half_cs, V, theta
-
-
-def _quat_z(c: np.ndarray, s: np.ndarray) -> np.ndarray:
-    z = np.zeros_like(c)
-    return np.stack([c, z, z, s], axis=-1)
-
-
-def _quat_y(angle: np.ndarray) -> np.ndarray:
-    z = np.zeros_like(angle)
-    return np.stack([np.cos(0.5 * angle), z, np.sin(0.5 * angle), z], axis=-1)
-
-
-def _classify(
-    Lb: np.ndarray, J: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Masks ``(uniform, symmetric, asymmetric, steady)``; the unique axis of symmetric bodies.
-
-    ``steady`` (a subset of ``uniform``) marks asymmetric bodies spinning about a principal
-    axis.
-    """
-    tol = EQUAL_RTOL * np.max(J, axis=-1)
-    e12 = np.abs(J[:, 1] - J[:, 2]) <= tol
-    e02 = np.abs(J[:, 0] - J[:, 2]) <= tol
-    e01 = np.abs(J[:, 0] - J[:, 1]) <= tol
-    spherical = e01 & e12
-    symmetric = ~spherical & (e01 | e02 | e12)
-    Lnorm = np.linalg.norm(Lb, axis=-1)
-    uniform = (Lnorm == 0.0) | np.any(J == 0.0, axis=-1) | spherical
-    # k = omega × L = 0 for an asymmetric body exactly when L is along a principal axis.
-    # Anywhere else, however close, the elliptic solution is accurate, so only components
-    # below 1e-140 of |L| (squares below 1e-280: zero, or so small that the amplitudes
-    # built from them would lose digits to subnormal arithmetic) count as zero.
-    _, _, Ls, _, _, _ = _invariants(Lb, J)
-    L1, L2, L3 = Ls[:, 0] ** 2, Ls[:, 1] ** 2, Ls[:, 2] ** 2
-    off = np.stack([L1 + L2, L2 + L3, L1 + L3], axis=-1) <= _STEADY_FLOOR * (L1 + L2 + L3)[:, None]
-    steady = np.any(off, axis=-1) & ~(uniform | symmetric)
-    axis = np.where(e12, 0, np.where(e02, 1, 2))
-    return uniform | steady, symmetric & ~uniform, ~(uniform | symmetric | steady), steady, axis
+# the compiled solution
 
 
 def _solve(
-    q: np.ndarray, w: np.ndarray, Lb: np.ndarray, J: np.ndarray, t: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``q(t)`` (nt, nb, 4), ``omega(t)`` (nt, nb, 3) and ``L_b(t)`` (nt, nb, 3), float64."""
+    q: np.ndarray, Lb: np.ndarray, J: np.ndarray, t: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``q(t)`` (nt, nb, 4) and world ``omega(t)`` (nt, nb, 3) from ``(q, L_b)``, float64."""
     nt, nb = t.shape[0], q.shape[0]
     q_out = np.empty((nt, nb, 4))
     w_out = np.empty((nt, nb, 3))
-    L_out = np.empty((nt, nb, 3))
-    uniform, symmetric, general, _, axis = _classify(Lb, J)
-    tt = t[:, None, None]
-
-    if np.any(uniform):
-        qu, wu = q[uniform], w[uniform]
-        q_out[:, uniform] = rotation.quat_multiply(rotation.rotvec_to_quat(wu * tt), qu)
-        w_out[:, uniform] = wu
-        L_out[:, uniform] = Lb[uniform]
-
-    if np.any(symmetric):
-        qs, Ls, Js, a = q[symmetric], Lb[symmetric], J[symmetric], axis[symmetric]
-        ns = qs.shape[0]
-        J_par = Js[np.arange(ns), a]
-        J_perp = 0.5 * (np.sum(Js, axis=-1) - J_par)
-        e = np.zeros((ns, 3))
-        e[np.arange(ns), a] = 1.0
-        Omega = (J_par - J_perp) * Ls[np.arange(ns), a]
-        Lw = rotation.quat_rotate(qs, Ls)
-        spin = rotation.rotvec_to_quat((Omega[:, None] * e) * tt)
-        precess = rotation.rotvec_to_quat((J_perp[:, None] * Lw) * tt)
-        qt = rotation.quat_multiply(precess, rotation.quat_multiply(qs, spin))
-        Lt = rotation.quat_rotate(rotation.quat_conjugate(spin), Ls)
-        q_out[:, symmetric] = qt
-        L_out[:, symmetric] = Lt
-        w_out[:, symmetric] = rotation.quat_rotate(qt, Js * Lt)
-
-    if np.any(general):
-        qg, Lg, Jg = q[general], Lb[general], J[general]
-        A = _Asymmetric(Lg, Jg)
-        # Row 0 is the initial state, evaluated by the same code so that t = 0 gives q0.
-        u = A.u0 + A.wp * np.concatenate([[0.0], t])[:, None]
-        Lf, hcs, V, theta = A.evaluate(u)
-        Lf, hcs0, hcs, V0, V, theta0, theta = (
-            Lf[1:],
-            hcs[:1],
-            hcs[1:],
-            V[:1],
-            V[1:],
-            theta[:1],
-            theta[1:],
-        )
-        J_ref = np.where(A.ref_e3, A.J3, A.J1)
-        sgn = np.where(A.ref_e3, 1.0, -1.0)
-        # ψ, the angle about L_w: |L| [J_ref t ± (J1 - J3)/ω_p (Π(u) - Π(u0))] (§4.3),
-        # with Π(u) - Π(u0) = ω_p t + V(u) - V(u0).
-        tt1 = t[:, None]
-        psi = A.Lnorm * (J_ref * tt1 + sgn * A.d13 * (tt1 + (V - V0) / A.wp))
-        Lw = rotation.quat_rotate(qg, Lg)
-        Lw_hat = Lw / A.Lnorm[:, None]
-        q_psi = rotation.rotvec_to_quat(psi[..., None] * Lw_hat)
-        # B(L) = Rz(ϕ) Ry(θ) Rz(π) in frame coordinates, so B(L0) B(L)ᵀ = Rz(ϕ0) Ry(θ0-θ) Rz(-ϕ).
-        c, s = hcs[..., 0], hcs[..., 1]
-        qm = rotation.quat_multiply(_quat_y(theta0 - theta), _quat_z(c, -s))
-        qm = rotation.quat_multiply(_quat_z(hcs0[..., 0], hcs0[..., 1]), qm)
-        qP = rotation.matrix_to_quat(A.P)
-        qm = rotation.quat_multiply(rotation.quat_conjugate(qP), rotation.quat_multiply(qm, qP))
-        qt = rotation.quat_multiply(q_psi, rotation.quat_multiply(qg, qm))
-        Lt = np.einsum("nji,tnj->tni", A.P, Lf) * A.Lnorm[:, None]
-        q_out[:, general] = qt
-        L_out[:, general] = Lt
-        w_out[:, general] = rotation.quat_rotate(qt, Jg * Lt)
-    return q_out, w_out, L_out
+    solve = kernels.solve_parallel if use_parallel(nt * nb) else kernels.solve_serial
+    solve(
+        np.ascontiguousarray(q),
+        np.ascontiguousarray(Lb),
+        np.ascontiguousarray(J),
+        np.ascontiguousarray(t),
+        q_out,
+        w_out,
+    )
+    return q_out, w_out
 
 
 # --------------------------------------------------------------------------------------
@@ -626,13 +223,15 @@ def torque_free(
     result is as accurate as that allows (backward stable).
     All arithmetic is float64; the result has the dtype of ``q0``, ``omega0`` and
     ``inv_inertia`` combined (float32 only if all three are), whatever the dtype of ``t``.
-    Cost: about 0.7 ms per call plus 1-10 µs per (time, body): one AGM or a few Landen
-    steps, one Carlson ``R_J`` and a few quaternion products.
+    Cost (compiled, one thread): about 0.3 ms per call plus about 1.4 µs per body (the
+    per-body set-up, :func:`tumble._kernels.exact.prepare`) and 0.2-0.3 µs per (time,
+    body): one theta-series evaluation of the Jacobi functions and the third-kind integral,
+    and a few quaternion products (``docs/exact.md``, ``tumble bench exact``).
     """
-    q, w, Lb, J, batch, dtype = _prepare(q0, omega0, inv_inertia)
+    q, Lb, J, batch, dtype = _prepare(q0, omega0, inv_inertia)
     tt = _times(t)
     _check_phase(Lb, J, tt)
-    qt, wt, _ = _solve(q, w, Lb, J, tt.ravel())
+    qt, wt = _solve(q, Lb, J, tt.ravel())
     return (
         qt.reshape(tt.shape + batch + (4,)).astype(dtype),
         wt.reshape(tt.shape + batch + (3,)).astype(dtype),
@@ -700,7 +299,7 @@ def torque_free_from_momentum(
         )
     tt = _times(t)
     _check_phase(Lf, Jf, tt)
-    qt, wt, _ = _solve(qf, rotation.quat_rotate(qf, Jf * Lf), Lf, Jf, tt.ravel())
+    qt, wt = _solve(qf, Lf, Jf, tt.ravel())
     return qt.reshape(tt.shape + batch + (4,)), wt.reshape(tt.shape + batch + (3,))
 
 
@@ -728,20 +327,7 @@ def body_period(q0: ArrayLike, omega0: ArrayLike, inv_inertia: ArrayLike) -> np.
     ndarray, shape batch
         Periods (time units of ``1/omega``), dtype of the inputs combined.
     """
-    q, _, Lb, J, batch, dtype = _prepare(q0, omega0, inv_inertia)
-    _, symmetric, general, steady, axis = _classify(Lb, J)
-    T = np.full(q.shape[0], np.inf)
-    if np.any(symmetric):
-        Ls, Js, a = Lb[symmetric], J[symmetric], axis[symmetric]
-        idx = np.arange(Ls.shape[0])
-        J_perp = 0.5 * (np.sum(Js, axis=-1) - Js[idx, a])
-        Omega = (Js[idx, a] - J_perp) * Ls[idx, a]
-        with np.errstate(divide="ignore"):
-            T[symmetric] = 2.0 * np.pi / np.abs(Omega)
-    # A steady spin about the axis of largest or smallest J gets the limit of nearby orbits
-    # (m = 0, K = π/2); about the median axis it lies on the separatrix (inf).
-    periodic = general | steady
-    if np.any(periodic):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            T[periodic] = _Asymmetric(Lb[periodic], J[periodic]).period()
+    _, Lb, J, batch, dtype = _prepare(q0, omega0, inv_inertia)
+    T = np.empty(Lb.shape[0])
+    kernels.period_serial(np.ascontiguousarray(Lb), J, T)
     return T.reshape(batch).astype(dtype)[()]

@@ -32,12 +32,13 @@ The relative angle error grows like ``|phi|⁴/480``; it passes 1e-6 at 8.5°, 1
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from tumble._errors import InputError
+from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import rotation as _k
 from tumble._kernels.dispatch import flat_operand, use_parallel
 from tumble._linalg import axial_vector, cross_matrix
@@ -52,19 +53,30 @@ from tumble._validate import (
 )
 
 __all__ = [
+    "GimbalLockWarning",
+    "align_vectors",
     "cayley_quat",
     "cayley_rotate",
+    "euler_to_matrix",
+    "euler_to_quat",
     "from_scipy",
+    "matrix_to_euler",
     "matrix_to_quat",
     "matrix_to_rotvec",
+    "mrp_shadow",
+    "mrp_to_quat",
     "quat_conjugate",
     "quat_exp",
     "quat_exp_approx",
     "quat_log",
+    "quat_mean",
     "quat_multiply",
     "quat_normalize",
+    "quat_power",
     "quat_rotate",
+    "quat_to_euler",
     "quat_to_matrix",
+    "quat_to_mrp",
     "quat_to_rotvec",
     "random_quat",
     "rotation_angle",
@@ -85,6 +97,44 @@ __all__ = [
 #: round-off (and float32 rounding), far below what a scaled, sheared or wrongly built
 #: matrix shows.
 ORTHOGONALITY_TOLERANCE = {np.dtype(t): rotation_tolerance(t, 3) for t in (np.float32, np.float64)}
+
+# Smallest normal number per dtype (np.finfo costs a microsecond per call).
+_TINY = {np.dtype(t): float(np.finfo(t).tiny) for t in (np.float32, np.float64)}
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+class GimbalLockWarning(TumbleWarning):
+    """Euler angles at gimbal lock: the third angle was set to zero (SciPy's choice)."""
+
+
+def _single(x: Any, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``x`` as one C-contiguous float element of ``shape``, or None for the general path.
+
+    The fast path of the functions below. For one ``(4,)``, ``(3,)`` or ``(3, 3)`` element
+    the general path's broadcasting, dtype resolution and operand preparation cost about
+    ten microseconds of Python, far more than the arithmetic; the fast path calls the same
+    scalar kernel on the element directly. Its kernel reports any input the validators
+    would look at (zero, overflowing or non-finite values, a matrix that is not a
+    rotation) and any non-finite result, and the caller then runs the general path, which
+    raises the same errors and computes the same bits. Everything else (batches, mixed
+    dtypes, other types) returns None here.
+    """
+    if type(x) is not np.ndarray:
+        if type(x) not in (list, tuple):
+            return None
+        try:
+            x = np.asarray(x)
+        except ValueError:
+            return None
+    if x.shape != shape:
+        return None
+    if x.dtype not in _FLOATS:
+        if x.dtype.kind not in "iu":
+            return None
+        return x.astype(np.float64)
+    if not x.flags.c_contiguous:
+        return np.ascontiguousarray(x)
+    return x
 
 
 def _quat(x: Any, name: str) -> np.ndarray:
@@ -142,23 +192,82 @@ def _flat(
     named: dict[str, np.ndarray],
     n_out: int,
     *extra: Any,
-) -> tuple[np.ndarray, int]:
-    """Run a flat loop over the broadcast rows of ``named``: (result, flagged count).
+    scalars: tuple[str, ...] = (),
+) -> tuple[np.ndarray, Any]:
+    """Run a flat loop over the broadcast rows of ``named``: (result, what the loop returns).
 
-    A NaN or infinite input always gives a non-finite result, so the loops flag non-finite
-    results instead of reading the input a second time. On a nonzero count the caller runs
-    the full NumPy validation, which names the bad argument; when it finds nothing, the
-    input was finite and the result overflowed, which IEEE arithmetic allows, and the
-    result stands as computed.
+    Each argument has one component axis, except those named in ``scalars`` (one number
+    per element). The loops count flagged rows: a NaN or infinite input always gives a
+    non-finite result, so they flag non-finite results instead of reading the input a
+    second time. On a nonzero count the caller runs the full NumPy validation, which names
+    the bad argument, and then deals with finite input whose evaluation overflowed.
     """
-    leading = broadcast_leading(**{k: (a, 1) for k, a in named.items()})
+    trailing = {k: (0 if k in scalars else 1) for k in named}
+    leading = broadcast_leading(**{k: (a, trailing[k]) for k, a in named.items()})
     dtype = common_dtype(*named.values())
     size = math.prod(leading)
-    operands = [flat_operand(a.astype(dtype, copy=False), 1, leading, size) for a in named.values()]
+    operands = [
+        flat_operand(a.astype(dtype, copy=False), trailing[k], leading, size)
+        for k, a in named.items()
+    ]
     out = np.empty(size * n_out, dtype=dtype)
     kernel = parallel if use_parallel(size) else serial
     flagged = kernel(*operands, *extra, out) if size else 0
     return out.reshape((*leading, n_out)), flagged
+
+
+def _one_input(
+    loops: tuple[Any, Any],
+    x: Any,
+    name: str,
+    n_in: int,
+    n_out: int,
+    check: Any,
+    extra: Any = lambda dtype: (),
+) -> np.ndarray:
+    """A one-input flat loop with the single-element fast path.
+
+    ``loops`` are the serial and parallel twins, called as ``loop(x, *extra(dtype), out)``;
+    ``check(x, name, out)`` runs the full validation when the loop flags a row (raising
+    for bad input) and decides what a flagged result from finite input means.
+    """
+    one = _single(x, (n_in,))
+    if one is not None:
+        out = np.empty(n_out, dtype=one.dtype)
+        if not loops[0](one, *extra(one.dtype), out):
+            return out
+    xa = as_float_array(x, name, (n_in,), finite=False)
+    out, bad = _flat(*loops, {name: xa}, n_out, *extra(xa.dtype))
+    if bad:
+        check(xa, name, out)
+    return out
+
+
+def _finite_vector(x: np.ndarray, name: str, out: np.ndarray) -> None:
+    _vec(x, name)
+
+
+def _finite_rotation_vector(x: np.ndarray, name: str, out: np.ndarray) -> None:
+    _vec(x, name)
+    _no_overflow(out, name, "rotation vectors")
+
+
+def _usable_quat(x: np.ndarray, name: str, out: np.ndarray) -> None:
+    _rotation_quat(x, name)
+
+
+def _tiny(dtype: np.dtype) -> tuple[float]:
+    return (_TINY[dtype],)
+
+
+def _no_overflow(out: np.ndarray, name: str, what: str) -> np.ndarray:
+    """``out`` unless finite input gave a NaN: then the input's size overflowed (raise)."""
+    if np.isnan(out).any():
+        raise InputError(
+            f"{name}: expected {what} whose size is a finite float, got one so large "
+            "that it overflows"
+        )
+    return out
 
 
 def _out(leading: tuple[int, ...], trailing: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -193,7 +302,10 @@ def quat_multiply(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """Hamilton product ``p ⊗ q``: the rotation that applies ``q`` first, then ``p``.
 
     ``p ⊗ q = (pw qw - pv·qv, pw qv + qw pv + pv × qv)``. Plain algebra: any quaternions,
-    no normalisation. Exact to round-off (a few ulp).
+    no normalisation. Exact to round-off (a few ulp). Finite factors whose products
+    overflow on the way (``|p| |q|`` near or above the largest float) are recomputed with
+    both scaled by powers of two, so a component is infinite only when its true value is
+    beyond the largest float, never NaN.
 
     Parameters
     ----------
@@ -204,12 +316,27 @@ def quat_multiply(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 4)
     """
+    ps, qs = _single(p, (4,)), _single(q, (4,))
+    if ps is not None and qs is not None and ps.dtype == qs.dtype:
+        out = np.empty(4, dtype=ps.dtype)
+        if not _k.quat_multiply_serial(ps, qs, out):
+            return out
     pa = as_float_array(p, "p", (4,), finite=False)
     qa = as_float_array(q, "q", (4,), finite=False)
     out, bad = _flat(_k.quat_multiply_serial, _k.quat_multiply_parallel, {"p": pa, "q": qa}, 4)
     if bad:
         _quat(p, "p")
         _quat(q, "q")
+        # Finite factors whose products overflowed in the sums: recompute those rows scaled.
+        dtype = out.dtype
+        leading = out.shape[:-1]
+        size = math.prod(leading)
+        flat = out.reshape(-1)
+        _k.quat_multiply_rescue(
+            flat_operand(pa.astype(dtype, copy=False), 1, leading, size),
+            flat_operand(qa.astype(dtype, copy=False), 1, leading, size),
+            flat,
+        )
     return out
 
 
@@ -225,6 +352,11 @@ def quat_conjugate(q: ArrayLike) -> np.ndarray:
     ndarray, shape (..., 4)
         Exact (sign flips only).
     """
+    qs = _single(q, (4,))
+    if qs is not None:
+        one = np.empty(4, dtype=qs.dtype)
+        if not _k.quat_conjugate_one(qs, one):
+            return one
     out = np.array(_quat(q, "q"), copy=True)
     out[..., 1:] *= -1
     return out
@@ -243,6 +375,11 @@ def quat_normalize(q: ArrayLike) -> np.ndarray:
     ndarray, shape (..., 4)
         Unit norm to round-off.
     """
+    qs = _single(q, (4,))
+    if qs is not None:
+        one = np.empty(4, dtype=qs.dtype)
+        if not _k.quat_normalize_one(qs, _TINY[qs.dtype], one):
+            return one
     q = _rotation_quat(q, "q")
     out = np.empty_like(q)
     _k.quat_normalize_gu(q, out)
@@ -256,6 +393,8 @@ def quat_rotate(q: ArrayLike, v: ArrayLike) -> np.ndarray:
     ``v_world = quat_rotate(q, v_body)``; ``quat_rotate(quat_conjugate(q), v_world)``
     goes back. Computed as ``t = (2/|q|²) u × v``, ``v' = v + w t + u × t`` (``u`` the
     vector part: the rotation by ``q/|q|`` without forming it); error a few ulp of ``|v|``.
+    Vectors near the largest float, whose intermediate sums overflow, are recomputed
+    scaled by a power of two: the result is infinite only if it is not representable.
 
     Parameters
     ----------
@@ -268,16 +407,26 @@ def quat_rotate(q: ArrayLike, v: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 3)
     """
+    qs, vs = _single(q, (4,)), _single(v, (3,))
+    if qs is not None and vs is not None and qs.dtype == vs.dtype:
+        one = np.empty(3, dtype=qs.dtype)
+        if not _k.quat_rotate_serial(qs, vs, _TINY[qs.dtype], one):
+            return one
     qa = as_float_array(q, "q", (4,), finite=False)
     va = as_float_array(v, "v", (3,), finite=False)
     dtype = common_dtype(qa, va)
     loops = (_k.quat_rotate_serial, _k.quat_rotate_parallel)
-    out, flagged = _flat(*loops, {"q": qa, "v": va}, 3, np.finfo(dtype).tiny)
+    out, flagged = _flat(*loops, {"q": qa, "v": va}, 3, _TINY[dtype])
     if flagged:
         # Raises for the input that caused it (judged in the dtype the loop computed in);
-        # otherwise finite input overflowed.
-        _rotation_quat(qa.astype(dtype, copy=False), "q")
-        _vec(va.astype(dtype, copy=False), "v")
+        # otherwise finite input overflowed on the way: those rows again, v scaled.
+        qa = _rotation_quat(qa.astype(dtype, copy=False), "q")
+        va = _vec(va.astype(dtype, copy=False), "v")
+        leading = out.shape[:-1]
+        size = math.prod(leading)
+        _k.quat_rotate_rescue(
+            flat_operand(qa, 1, leading, size), flat_operand(va, 1, leading, size), out.reshape(-1)
+        )
     return out
 
 
@@ -296,6 +445,11 @@ def quat_to_matrix(q: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 3, 3)
     """
+    qs = _single(q, (4,))
+    if qs is not None:
+        one = np.empty((3, 3), dtype=qs.dtype)
+        if not _k.quat_to_matrix_one(qs, _TINY[qs.dtype], one):
+            return one
     q = _rotation_quat(q, "q")
     return _unary(_k.quat_to_matrix_gu, q, 9).reshape((*q.shape[:-1], 3, 3))
 
@@ -319,6 +473,11 @@ def matrix_to_quat(R: ArrayLike) -> np.ndarray:
     ndarray, shape (..., 4)
         ``w >= 0``.
     """
+    Rs = _single(R, (3, 3))
+    if Rs is not None:
+        one = np.empty(4, dtype=Rs.dtype)
+        if not _k.matrix_to_quat_one(Rs, ORTHOGONALITY_TOLERANCE[Rs.dtype], one):
+            return one
     return _unary(_k.matrix_to_quat_gu, _rotation_matrix(R, "R"), 4)
 
 
@@ -326,7 +485,9 @@ def rotvec_to_quat(phi: ArrayLike) -> np.ndarray:
     """Unit quaternion ``exp(phi/2) = (cos(θ/2), sin(θ/2) phi/θ)``, ``θ = |phi|``.
 
     Accurate to round-off at every angle; the small-angle branch uses the series of
-    ``sin(θ/2)/θ``.
+    ``sin(θ/2)/θ``. Huge vectors (``|phi|²`` overflowing) take their length scaled, so
+    every ``phi`` whose length is a finite float gives a unit quaternion; a longer one
+    raises :class:`tumble.InputError`.
 
     Parameters
     ----------
@@ -337,11 +498,8 @@ def rotvec_to_quat(phi: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 4)
     """
-    pa = as_float_array(phi, "phi", (3,), finite=False)
-    out, bad = _flat(_k.rotvec_to_quat_serial, _k.rotvec_to_quat_parallel, {"phi": pa}, 4)
-    if bad:
-        _vec(phi, "phi")
-    return out
+    loops = (_k.rotvec_to_quat_serial, _k.rotvec_to_quat_parallel)
+    return _one_input(loops, phi, "phi", 3, 4, _finite_rotation_vector)
 
 
 def quat_to_rotvec(q: ArrayLike) -> np.ndarray:
@@ -359,6 +517,11 @@ def quat_to_rotvec(q: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 3)
     """
+    qs = _single(q, (4,))
+    if qs is not None:
+        one = np.empty(3, dtype=qs.dtype)
+        if not _k.quat_to_rotvec_one(qs, _TINY[qs.dtype], one):
+            return one
     return _unary(_k.quat_to_rotvec_gu, _rotation_quat(q, "q"), 3)
 
 
@@ -376,7 +539,14 @@ def rotvec_to_matrix(phi: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 3, 3)
     """
-    return _rotvec_matrix(_k.rotvec_to_matrix_gu, phi)
+    ps = _single(phi, (3,))
+    if ps is not None:
+        one = np.empty((3, 3), dtype=ps.dtype)
+        if not _k.rotvec_to_matrix_one(ps, one):
+            return one
+    with np.errstate(over="ignore", invalid="ignore"):  # |phi|² of huge phi: handled
+        out = _rotvec_matrix(_k.rotvec_to_matrix_gu, phi)
+    return _no_overflow(out, "phi", "rotation vectors")
 
 
 def matrix_to_rotvec(R: ArrayLike) -> np.ndarray:
@@ -393,6 +563,11 @@ def matrix_to_rotvec(R: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 3)
     """
+    Rs = _single(R, (3, 3))
+    if Rs is not None:
+        one = np.empty(3, dtype=Rs.dtype)
+        if not _k.matrix_to_rotvec_one(Rs, ORTHOGONALITY_TOLERANCE[Rs.dtype], one):
+            return one
     return _unary(_k.matrix_to_rotvec_gu, _rotation_matrix(R, "R"), 3)
 
 
@@ -446,7 +621,15 @@ def quat_exp(x: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 4)
     """
-    return _unary(_k.quat_exp_gu, _vec(x, "x"), 4)
+    xs = _single(x, (3,))
+    if xs is not None:
+        one = np.empty(4, dtype=xs.dtype)
+        if not _k.quat_exp_one(xs, one):
+            return one
+    xa = _vec(x, "x")
+    with np.errstate(over="ignore", invalid="ignore"):  # |x|² of huge x: handled
+        out = _unary(_k.quat_exp_gu, xa, 4)
+    return _no_overflow(out, "x", "vectors")
 
 
 def quat_log(q: ArrayLike) -> np.ndarray:
@@ -466,6 +649,11 @@ def quat_log(q: ArrayLike) -> np.ndarray:
     ndarray, shape (..., 3)
         ``|x| <= π/2``.
     """
+    qs = _single(q, (4,))
+    if qs is not None:
+        one = np.empty(3, dtype=qs.dtype)
+        if not _k.quat_log_one(qs, _TINY[qs.dtype], one):
+            return one
     return _unary(_k.quat_log_gu, _rotation_quat(q, "q"), 3)
 
 
@@ -550,6 +738,11 @@ def rotation_angle(p: ArrayLike, q: ArrayLike) -> np.ndarray | np.floating:
     ndarray, shape (...)
         A NumPy scalar when both inputs are single quaternions.
     """
+    ps, qs = _single(p, (4,)), _single(q, (4,))
+    if ps is not None and qs is not None and ps.dtype == qs.dtype:
+        bad, angle = _k.rotation_angle_one(ps, qs, _TINY[ps.dtype])
+        if not bad:
+            return ps.dtype.type(angle)
     out = _binary(
         _k.rotation_angle_gu,
         _rotation_quat(p, "p"),
@@ -558,6 +751,468 @@ def rotation_angle(p: ArrayLike, q: ArrayLike) -> np.ndarray | np.floating:
         0,
     )
     return out[()]
+
+
+# --------------------------------------------------------------------------------------
+# Euler angles
+
+
+def _parse_sequence(seq: str) -> tuple[int, int, int, bool]:
+    i, j, k = ("xyz".index(c) for c in seq.lower())
+    return i, j, k, seq.islower()
+
+
+# The 24 valid spellings (12 sequences, extrinsic and intrinsic): a dict look-up per call.
+_SEQUENCES = {
+    s: _parse_sequence(s)
+    for base in ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx", "xyx", "xzx", "yxy", "yzy", "zxz", "zyz")
+    for s in (base, base.upper())
+}
+
+
+def _sequence(seq: Any) -> tuple[int, int, int, bool]:
+    """Axis numbers ``(i, j, k)`` and ``extrinsic`` of SciPy's spelling of a sequence."""
+    try:
+        return _SEQUENCES[seq]
+    except (KeyError, TypeError):
+        raise InputError(
+            "seq: expected three axes from 'xyz' (extrinsic) or 'XYZ' (intrinsic), no axis "
+            f"twice in a row, such as 'xyz', 'ZYX' or 'zxz'; got {seq!r}"[:200]
+        ) from None
+
+
+def _as_bool(x: Any, name: str) -> bool:
+    if not isinstance(x, bool | np.bool_):
+        raise InputError(f"{name}: expected True or False, got {x!r}"[:120])
+    return bool(x)
+
+
+def euler_to_quat(angles: ArrayLike, seq: str, degrees: bool = False) -> np.ndarray:
+    """Quaternion of Euler angles in one of the 12 sequences, SciPy's ``from_euler``.
+
+    ``seq`` as SciPy spells it: three axes from ``"xyz"``, lower case for extrinsic
+    (rotations about the fixed world axes), upper case for intrinsic (about the moving body
+    axes), no axis twice in a row: the six proper Euler sequences (``"zxz"``, ``"ZYZ"``,
+    ...) and the six Tait-Bryan ones (``"xyz"``, ``"ZYX"``, ...), each extrinsic or
+    intrinsic. With ``e_n(a) = (cos a/2, sin a/2 ê_n)``::
+
+        extrinsic "ijk": q = e_k(a3) ⊗ e_j(a2) ⊗ e_i(a1)   (first angle applied first)
+        intrinsic "IJK": q = e_i(a1) ⊗ e_j(a2) ⊗ e_k(a3)
+
+    so intrinsic ``"XYZ"`` equals extrinsic ``"zyx"`` with the angles reversed. The
+    quaternion maps body to world coordinates (``docs/conventions.md``). Accurate to a few
+    ulp (half-angle sines and cosines, two products); float32 is evaluated in float64.
+
+    Parameters
+    ----------
+    angles : array_like, shape (..., 3)
+        The three angles, in the order of ``seq``; radians unless ``degrees``.
+    seq : str
+        The sequence, for example ``"xyz"`` or ``"ZXZ"``.
+    degrees : bool
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        Unit quaternions (either sign of ``w`` may come out).
+    """
+    i, j, k, extrinsic = _sequence(seq)
+    if _as_bool(degrees, "degrees"):
+        angles = np.deg2rad(as_float_array(angles, "angles", (3,)))
+    loops = (_k.euler_to_quat_serial, _k.euler_to_quat_parallel)
+    return _one_input(
+        loops, angles, "angles", 3, 4, _finite_vector, lambda dtype: (i, j, k, extrinsic)
+    )
+
+
+def quat_to_euler(q: ArrayLike, seq: str, degrees: bool = False) -> np.ndarray:
+    """Euler angles of ``q/|q|`` in one of the 12 sequences, SciPy's ``as_euler``.
+
+    The sequences and their meaning are those of :func:`euler_to_quat`, which this
+    inverts. Ranges as SciPy: the first and third angles in ``[-π, π]``, the middle one in
+    ``[0, π]`` for a proper Euler sequence (first and last axis equal) and in
+    ``[-π/2, π/2]`` for a Tait-Bryan one. Computed by the direct method of Bernardes and
+    Viollet (2022): two ``atan2`` of permuted components give the half sum and half
+    difference of the outer angles, one ``atan2`` of norms the middle angle (for
+    Tait-Bryan sequences ``atan2(4 (w q_j - s q_i q_k), 2 |(a, b)| |(c, d)|)``, exact near
+    zero, where ``2 atan2(..) - π/2`` would cancel). Measured against a 50-digit mpmath
+    evaluation away from lock: within 2 ulp of π (absolute) on every angle
+    (``docs/rotation.md``).
+
+    Gimbal lock: when the middle angle is within ``1e-7`` rad of 0 or π (SciPy's threshold)
+    only the sum or difference of the outer angles is determined. The third angle is then
+    set to zero and the first carries the rotation, as SciPy does, and a
+    :class:`GimbalLockWarning` (a :class:`tumble.TumbleWarning`) says how many elements
+    were affected.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Nonzero quaternions (``q`` and ``-q`` give the same angles).
+    seq : str
+        The sequence, for example ``"xyz"`` or ``"ZXZ"``.
+    degrees : bool
+        Return degrees instead of radians.
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+    """
+    i, j, k, extrinsic = _sequence(seq)
+    deg = _as_bool(degrees, "degrees")
+    one = _single(q, (4,))
+    if one is not None:
+        out = np.empty(3, dtype=one.dtype)
+        bad, locked = _k.quat_to_euler_serial(one, i, j, k, extrinsic, _TINY[one.dtype], out)
+        if not bad:
+            if locked:
+                _warn_lock(locked)
+            return np.rad2deg(out) if deg else out
+    qa = as_float_array(q, "q", (4,), finite=False)
+    loops = (_k.quat_to_euler_serial, _k.quat_to_euler_parallel)
+    out, counts = _flat(*loops, {"q": qa}, 3, i, j, k, extrinsic, _TINY[qa.dtype])
+    bad, locked = counts if out.size else (0, 0)
+    if bad:
+        _rotation_quat(qa, "q")
+    if locked:
+        _warn_lock(locked)
+    return np.rad2deg(out) if deg else out
+
+
+def _warn_lock(count: int) -> None:
+    warnings.warn(
+        GimbalLockWarning(
+            f"gimbal lock in {count} element(s): the middle angle is within 1e-7 rad of 0 or "
+            "pi, so only the sum or difference of the outer angles is determined; the third "
+            "angle was set to zero"
+        ),
+        stacklevel=3,
+    )
+
+
+def euler_to_matrix(angles: ArrayLike, seq: str, degrees: bool = False) -> np.ndarray:
+    """Rotation matrix of Euler angles: ``quat_to_matrix(euler_to_quat(angles, seq))``.
+
+    The matrix twin of :func:`euler_to_quat` (SciPy: ``from_euler(...).as_matrix()``);
+    extrinsic ``"ijk"`` is ``R_k(a3) R_j(a2) R_i(a1)``, intrinsic ``"IJK"`` is
+    ``R_i(a1) R_j(a2) R_k(a3)``.
+
+    Parameters
+    ----------
+    angles : array_like, shape (..., 3)
+    seq : str
+    degrees : bool
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    return quat_to_matrix(euler_to_quat(angles, seq, degrees))
+
+
+def matrix_to_euler(R: ArrayLike, seq: str, degrees: bool = False) -> np.ndarray:
+    """Euler angles of a rotation matrix: ``quat_to_euler(matrix_to_quat(R), seq)``.
+
+    The matrix twin of :func:`quat_to_euler` (SciPy: ``from_matrix(R).as_euler(seq)``),
+    with the matrix checks of :func:`matrix_to_quat` and the same gimbal-lock rule.
+
+    Parameters
+    ----------
+    R : array_like, shape (..., 3, 3)
+    seq : str
+    degrees : bool
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+    """
+    _sequence(seq)
+    return quat_to_euler(matrix_to_quat(R), seq, degrees)
+
+
+# --------------------------------------------------------------------------------------
+# modified Rodrigues parameters and powers
+
+
+def quat_to_mrp(q: ArrayLike) -> np.ndarray:
+    """Modified Rodrigues parameters ``p = u / (1 + w)`` of ``q/|q|``, SciPy's ``as_mrp``.
+
+    ``p = tan(θ/4) n`` for the rotation by ``θ`` about ``n``. Of the two sets
+    (``p`` and its shadow ``-p/|p|²``, from ``q`` and ``-q``) the one with ``|p| <= 1`` is
+    returned (the ``w >= 0`` representative), which stays far from the singularity at a
+    full turn; :func:`mrp_shadow` gives the other. Scale invariant and accurate to a few
+    ulp: ``p = sign(w) u / (|q| + |w|)`` has no cancellation.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Nonzero quaternions.
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        ``|p| <= 1``.
+    """
+    loops = (_k.quat_to_mrp_serial, _k.quat_to_mrp_parallel)
+    return _one_input(loops, q, "q", 4, 3, _usable_quat, _tiny)
+
+
+def mrp_to_quat(p: ArrayLike) -> np.ndarray:
+    """Unit quaternion ``((1 - |p|²), 2p) / (1 + |p|²)`` of MRPs ``p``, SciPy's ``from_mrp``.
+
+    Accepts either set: ``p`` and its shadow ``-p/|p|²`` give ``q`` and ``-q``, the same
+    rotation (``w < 0`` exactly when ``|p| > 1``). Huge ``p`` (near the other set's
+    identity) are scaled so that ``|p|²`` cannot overflow. Unit to round-off; the same map
+    as the trig-free :func:`cayley_quat` of ``4p``.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., 3)
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+    """
+    loops = (_k.mrp_to_quat_serial, _k.mrp_to_quat_parallel)
+    return _one_input(loops, p, "p", 3, 4, _finite_vector)
+
+
+def mrp_shadow(p: ArrayLike) -> np.ndarray:
+    """The shadow MRP set ``-p / |p|²``: the same rotation, read from ``-q``.
+
+    Used to keep ``|p| <= 1`` along a trajectory (switch when ``|p|`` passes 1). Computed
+    with ``p`` scaled by its largest component, so ``|p|²`` cannot overflow or underflow.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., 3)
+        Nonzero MRPs (the identity ``p = 0`` has its shadow at infinity and raises
+        :class:`tumble.InputError`, as does a ``p`` so small that the shadow overflows).
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+    """
+    pa = _vec(p, "p")
+    m = np.max(np.abs(pa), axis=-1, keepdims=True)
+    if pa.size and not np.all(m > 0):
+        raise InputError(
+            "p: expected nonzero MRPs (the identity's shadow is at infinity), got p = 0"
+        )
+    y = pa / np.where(m > 0, m, 1)
+    with np.errstate(over="ignore"):
+        out = -y / (np.sum(y * y, axis=-1, keepdims=True) * m)
+    if not np.all(np.isfinite(out)):
+        raise InputError(
+            "p: expected MRPs whose shadow -p/|p|^2 is a finite float, got one too small"
+        )
+    return out
+
+
+def quat_power(q: ArrayLike, s: ArrayLike) -> np.ndarray:
+    """``q^s = exp(s log q)``: the rotation about the same axis by ``s`` times the angle.
+
+    ``q/|q|`` is read on the short arc (``w >= 0``, angle ``θ`` in ``[0, π]``), so
+    ``q^s = rotvec_to_quat(s quat_to_rotvec(q))`` turns by ``s θ``, as SciPy's
+    ``Rotation.__pow__``; ``q^0`` is the identity, ``q^-1`` the inverse, ``q^½`` the
+    half-way rotation. Accurate to round-off in the angle (``atan2`` and the exponential's
+    series).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Nonzero quaternions.
+    s : array_like, shape (...)
+        Real powers; leading axes broadcast with those of ``q``.
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        The dtype of ``q`` (``s`` is cast to it).
+    """
+    one = _single(q, (4,))
+    if one is not None and isinstance(s, float | int) and not isinstance(s, bool):
+        out = np.empty(4, dtype=one.dtype)
+        if not _k.quat_power_serial(one, one.dtype.type(s), _TINY[one.dtype], out):
+            return out
+    qa = as_float_array(q, "q", (4,), finite=False)
+    sa = as_float_array(s, "s", finite=False).astype(qa.dtype)
+    loops = (_k.quat_power_serial, _k.quat_power_parallel)
+    out, bad = _flat(*loops, {"q": qa, "s": sa}, 4, _TINY[qa.dtype], scalars=("s",))
+    if bad:
+        _rotation_quat(qa, "q")
+        as_float_array(sa, "s")
+        _no_overflow(out, "s", "powers times angles")
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# mean and alignment
+
+
+def _reduction_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, int or tuple of ints over the batch axes) as sorted non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for a in items:
+        n = as_int(a, "axis")
+        if not -ndim <= n < ndim:
+            raise InputError(f"axis: expected an axis of the batch shape (ndim {ndim}), got {n}")
+        out.append(n % ndim)
+    if len(set(out)) != len(out):
+        raise InputError(f"axis: expected distinct axes, got {axis!r}")
+    return tuple(sorted(out))
+
+
+def _weights(weights: Any, batch: tuple[int, ...]) -> np.ndarray:
+    """Weights broadcast to ``batch``: finite, non-negative, float64."""
+    if weights is None:
+        return np.ones(batch)
+    w = as_float_array(weights, "weights").astype(np.float64)
+    try:
+        shape = np.broadcast_shapes(w.shape, batch)
+    except ValueError:
+        shape = None
+    if shape != batch:
+        raise InputError(
+            f"weights: expected a shape that broadcasts to {batch}, got shape {w.shape}"
+        )
+    if w.size and not np.min(w) >= 0:
+        raise InputError(f"weights: expected non-negative weights, got {np.min(w):.6g}")
+    return np.broadcast_to(w, batch)
+
+
+def quat_mean(
+    q: ArrayLike, weights: ArrayLike | None = None, axis: int | tuple[int, ...] | None = None
+) -> np.ndarray:
+    """Chordal L2 (Markley) mean rotation, SciPy's ``Rotation.mean``.
+
+    The rotation ``M`` minimising ``Σ w_i |R_i - M|²`` (Frobenius) is the unit eigenvector
+    of the largest eigenvalue of ``K = Σ w_i q̂_i q̂_iᵀ`` (``q̂ = q/|q|``; ``q`` and ``-q``
+    contribute alike), Markley et al. (2007). Batched: the mean is taken over ``axis`` of
+    the batch shape and kept over the others. ``K`` is accumulated by a compiled loop in
+    float64, the 4 x 4 eigenproblem is NumPy's ``eigh``. Unique unless the largest
+    eigenvalue is repeated (rotations spread evenly, such as two half turns about
+    perpendicular axes), where any unit vector of that eigenspace is a mean.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Nonzero quaternions.
+    weights : array_like, optional
+        Non-negative, broadcasting to ``q.shape[:-1]``; every group must have a positive
+        total. Default: all equal.
+    axis : int, tuple of int or None
+        Axes of ``q.shape[:-1]`` to average over; ``None`` (default) averages all.
+
+    Returns
+    -------
+    ndarray, shape (kept batch axes..., 4)
+        ``w >= 0`` representative; dtype of ``q``.
+    """
+    qa = _rotation_quat(q, "q")
+    batch = qa.shape[:-1]
+    axes = _reduction_axes(axis, len(batch))
+    w = _weights(weights, batch)
+    kept = tuple(a for a in range(len(batch)) if a not in axes)
+    order = kept + axes
+    kept_shape = tuple(batch[a] for a in kept)
+    n = math.prod(batch[a] for a in axes)
+    groups = math.prod(kept_shape)
+    q64 = np.ascontiguousarray(
+        np.transpose(qa, (*order, len(batch))).astype(np.float64, copy=False)
+    ).reshape(groups, n, 4)
+    w64 = np.ascontiguousarray(np.transpose(w, order)).reshape(groups, n)
+    if groups and n == 0:
+        raise InputError("q: expected at least one quaternion to average, got none")
+    total = w64.sum(axis=1)
+    if groups and not np.all(total > 0):
+        raise InputError("weights: expected a positive total weight in every group, got zero")
+    mean = np.empty((groups, 4))
+    _k.quat_mean_groups(q64, w64, mean)
+    return mean.reshape((*kept_shape, 4)).astype(qa.dtype)
+
+
+def align_vectors(
+    a: ArrayLike, b: ArrayLike, weights: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray | np.floating]:
+    """Rotation taking the vectors ``b`` best onto ``a`` (Wahba), SciPy's ``align_vectors``.
+
+    Finds ``q`` minimising ``Σ w_i |a_i - R(q) b_i|²`` (the Kabsch solution: with
+    ``B = Σ w_i a_i b_iᵀ = U S Vᵀ``, ``R = U diag(1, 1, det(U Vᵀ)) Vᵀ``), and returns it
+    with the root of the weighted sum of squared distances,
+    ``rssd = sqrt(Σ w_i |a_i - R b_i|²)``, computed as that sum (no cancellation, so an
+    exact alignment gives round-off, not ``sqrt(eps)``). In SciPy's order: ``b`` is mapped
+    onto ``a``; for frames, ``a`` in world and ``b`` in body coordinates give the body's
+    orientation.
+
+    Degenerate input is handled on purpose: when every pair is collinear (one pair, or all
+    ``a_i`` on one line; ``B`` of rank one, ``s_2 <= 64 eps s_1``), the rotation about the
+    common line is not determined, and tumble returns the smallest rotation taking the
+    line of ``b`` onto that of ``a`` (about ``b × a``; by a half turn about a
+    perpendicular axis when they are opposite). For one pair this is SciPy's answer; for
+    several collinear pairs SciPy returns an arbitrary optimum with a warning.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (..., N, 3) or (3,)
+        Nonzero vectors; ``a`` and ``b`` have the same ``N``, their batch axes broadcast.
+        A single ``(3,)`` pair is ``N = 1``.
+    weights : array_like, shape (..., N), optional
+        Non-negative, finite, not all zero. Default: all one.
+
+    Returns
+    -------
+    q : ndarray, shape (..., 4)
+        The rotation (``w >= 0``), dtype of the inputs.
+    rssd : ndarray, shape (...)
+        A NumPy scalar for a single problem.
+    """
+    A = as_float_array(a, "a", (3,))
+    B = as_float_array(b, "b", (3,))
+    dtype = common_dtype(A, B)
+    if A.ndim == 1:
+        A = A[None]
+    if B.ndim == 1:
+        B = B[None]
+    if A.shape[-2] != B.shape[-2]:
+        raise InputError(
+            f"a, b: expected the same number of vectors, got {A.shape[-2]} in a and "
+            f"{B.shape[-2]} in b"
+        )
+    n = A.shape[-2]
+    if n == 0:
+        raise InputError("a: expected at least one vector, got none")
+    leading = broadcast_leading(a=(A, 2), b=(B, 2))
+    w = _weights(weights, (*leading, n)) if weights is not None else np.ones((*leading, n))
+    for name, V in (("a", A), ("b", B)):
+        if not np.all(np.max(np.abs(V), axis=-1) > 0):
+            raise InputError(f"{name}: expected nonzero vectors, got one of length 0")
+    groups = math.prod(leading)
+    A64 = np.ascontiguousarray(np.broadcast_to(A, (*leading, n, 3)), dtype=np.float64)
+    B64 = np.ascontiguousarray(np.broadcast_to(B, (*leading, n, 3)), dtype=np.float64)
+    W64 = np.ascontiguousarray(w, dtype=np.float64)
+    A64, B64, W64 = A64.reshape(groups, n, 3), B64.reshape(groups, n, 3), W64.reshape(groups, n)
+    if groups and not np.all(W64.sum(axis=1) > 0):
+        raise InputError("weights: expected a positive total weight, got all zero")
+    # |B| <= Σ w |a| |b|: bounded before the SVD, which must not see an infinity.
+    bound = np.max(np.abs(A64), initial=0.0) * np.max(np.abs(B64), initial=0.0) * 3.0
+    if not bound * np.max(W64.sum(axis=1), initial=0.0) < np.finfo(np.float64).max:
+        raise InputError(
+            "a, b: expected vectors whose weighted products are finite floats, got an overflow"
+        )
+    q = np.empty((groups, 4))
+    rssd = np.empty(groups)
+    _k.align_groups(A64, B64, W64, q, rssd)
+    if not np.all(np.isfinite(rssd)):
+        raise InputError(
+            "a, b: expected vectors whose weighted products are finite floats, got an overflow"
+        )
+    q_out = q.reshape((*leading, 4)).astype(dtype)
+    r_out = rssd.reshape(leading).astype(dtype)
+    return q_out, r_out[()]
 
 
 def random_quat(

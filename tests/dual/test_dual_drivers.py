@@ -16,6 +16,7 @@ from tumble import InputError
 from tumble.dual import (
     DEFAULT_CHUNK,
     DEFAULT_POINTS_PER_PASS,
+    MAX_JACOBIAN_BYTES,
     Dual,
     derivative,
     directional_derivative,
@@ -331,3 +332,58 @@ def test_a_leaked_perturbation_is_reported():
 
     with pytest.raises(InputError, match="leaked"):
         derivative(outer, 1.0)
+
+
+# ---------------------------------------------------------------------------------------
+# Escaped perturbations and oversized Jacobians (issue 19)
+# ---------------------------------------------------------------------------------------
+
+
+def test_regression_dual_kept_in_a_closure_and_reused_raises():
+    # A closure captures the dual of one differentiation; a later differentiation that
+    # uses it returned a Dual instead of a float.
+    captured = []
+
+    def first(x):
+        captured.append(x)
+        return x * x
+
+    assert derivative(first, 3.0) == 6.0
+
+    def second(y):
+        return y * captured[0]
+
+    with pytest.raises(InputError, match="leaked out"):
+        derivative(second, 2.0)
+    with pytest.raises(InputError, match="leaked out"):
+        jacobian(lambda y: y * captured[0], np.ones(2))
+    # Hand-made duals (tag 0) and duals of the running differentiation are fine.
+    hand = Dual(1.5, [0.0])
+    assert derivative(lambda y: y * hand.value + y, 2.0) == 2.5
+
+
+def test_regression_unbatched_jacobian_of_many_points_is_refused_up_front():
+    calls = []
+
+    def pointwise(p):
+        calls.append(type(p).__name__)
+        return field(p)
+
+    x = np.random.default_rng(3).normal(size=(100_000, 3))
+    with pytest.raises(InputError, match=r"batched=True.*max_bytes|671"):
+        jacobian(pointwise, x)
+    # f ran once, on floats, to learn its output size; never on duals.
+    assert calls == ["ndarray"]
+    assert jacobian(field, x[:4], batched=True).shape == (4, 3, 3)
+
+
+def test_jacobian_size_limit_applies_to_batched_and_small_limits():
+    x = np.ones((1000, 3))
+    with pytest.raises(InputError, match="max_bytes"):
+        jacobian(field, x, batched=True, max_bytes=1000)
+    with pytest.raises(InputError, match="max_bytes"):
+        jacobian(field, np.ones(30), max_bytes=100)
+    with pytest.raises(InputError, match="max_bytes"):
+        gradient(lambda v: np.sum(v), np.ones(3), max_bytes=0)
+    assert jacobian(field, np.ones(3), max_bytes=72).shape == (3, 3)
+    assert MAX_JACOBIAN_BYTES == 2 << 30

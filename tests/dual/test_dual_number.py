@@ -8,12 +8,18 @@ operations the type refuses.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
+import scipy.special as sc
 from dual_oracles import EXACT_TOL, close
 
 from tumble import InputError
-from tumble.dual import Dual
+from tumble.dual import Dual, derivative, gradient, hessian, nan_safe
 
 # ---------------------------------------------------------------------------------------
 # Nested duals and tags
@@ -141,10 +147,13 @@ D3 = Dual(np.array([0.1, 0.2, 0.3]), np.eye(3))
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: np.logaddexp2(D3, 1.0), "logaddexp2"),
-        (lambda: np.sort(D3), "sort"),
-        (lambda: np.linalg.inv(np.stack([D3, D3, D3])), "inv"),
-        (lambda: np.max(D3), "max"),
+        (lambda: np.gcd(D3, 1), "numpy.gcd is not supported.*to request one"),
+        (lambda: sc.hankel1(1.5, D3), "scipy.special.hankel1 is not supported"),
+        (lambda: np.fft.fft(D3), "fft is not supported.*To request one"),
+        (lambda: np.linalg.eig(np.stack([D3, D3, D3])), "eig is not supported"),
+        (lambda: np.linalg.svd(np.stack([D3, D3, D3])), "singular values"),
+        (lambda: sc.jv(D3, 1.0), "no derivative with respect to argument 1"),
+        (lambda: np.ldexp(1.0, D3), "ldexp"),
         (lambda: np.add.reduce(D3), "reduce"),
         (lambda: np.sin(D3, out=np.empty(3)), "out"),
         (lambda: float(D3[0]), "float"),
@@ -157,3 +166,93 @@ D3 = Dual(np.array([0.1, 0.2, 0.3]), np.eye(3))
 def test_unsupported_operations_raise_type_error(call, match):
     with pytest.raises(TypeError, match=match):
         call()
+
+
+# ---------------------------------------------------------------------------------------
+# Division by zero and empty means follow NumPy (issue 18)
+# ---------------------------------------------------------------------------------------
+
+
+def test_regression_dual_divided_by_zero_is_inf_with_a_runtime_warning_like_numpy():
+    for zero in (0.0, 0, np.float64(0.0)):
+        with pytest.warns(RuntimeWarning, match="divide by zero"):
+            out = Dual(1.0, [1.0]) / zero
+        assert out.value == np.inf
+        assert out.partials[0] == np.inf
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        out = 1.0 / Dual(np.array([0.0, 2.0]), np.ones((2, 1)))
+    np.testing.assert_array_equal(out.value, 1.0 / np.array([0.0, 2.0]))
+
+
+def test_regression_mean_of_an_empty_dual_is_nan_with_numpys_warning():
+    empty = Dual(np.zeros(0), np.zeros((0, 2)))
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        expected = np.mean(np.zeros(0))
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        out = np.mean(empty)
+    assert np.isnan(out.value)
+    assert np.isnan(expected)
+    assert out.partials.shape == (2,)
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        out = Dual(np.zeros((0, 3)), np.zeros((0, 3, 1))).mean(axis=0)
+    assert out.shape == (3,)
+    assert np.all(np.isnan(out.value))
+    # Along an axis that is not empty nothing is averaged over nothing: no warning.
+    assert Dual(np.zeros((0, 3)), np.zeros((0, 3, 1))).mean(axis=1).shape == (0,)
+
+
+# ---------------------------------------------------------------------------------------
+# NaN-safe partials (issue 19)
+# ---------------------------------------------------------------------------------------
+
+
+def test_regression_infinite_derivative_does_not_leak_nan_into_other_partials():
+    with np.errstate(divide="ignore"):
+        g = gradient(lambda v: np.sqrt(v[0]) + v[1], np.array([0.0, 1.0]))
+        np.testing.assert_array_equal(g, [np.inf, 1.0])
+        with np.errstate(over="ignore"):
+            g = gradient(lambda v: v[0] / v[1], np.array([1.0, 1e-160]))
+        np.testing.assert_array_equal(g, [1e160, -np.inf])
+        H = hessian(lambda v: v[0] ** 1.5 + v[1] ** 2, np.array([0.0, 1.0]))
+    np.testing.assert_array_equal(H, [[np.inf, 0.0], [0.0, 2.0]])
+
+
+def test_nan_safe_can_be_turned_off_and_is_restored():
+    with np.errstate(divide="ignore", invalid="ignore"), nan_safe(False):
+        g = gradient(lambda v: np.sqrt(v[0]) + v[1], np.array([0.0, 1.0]))
+    assert np.isinf(g[0])
+    assert np.isnan(g[1])
+    with np.errstate(divide="ignore"):
+        g = gradient(lambda v: np.sqrt(v[0]) + v[1], np.array([0.0, 1.0]))
+    assert g[1] == 1.0
+    with pytest.raises(InputError, match="enabled"):
+        with nan_safe("yes"):  # type: ignore[arg-type]
+            pass
+
+
+def test_nan_safe_keeps_genuinely_undefined_derivatives_nan():
+    # sqrt(x)² = x at 0: the chain rule gives 0 · inf, which stays NaN (not a silent 0).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert np.isnan(derivative(lambda x: np.sqrt(x) ** 2, 0.0))
+
+
+# ---------------------------------------------------------------------------------------
+# SciPy stays unimported
+# ---------------------------------------------------------------------------------------
+
+
+def test_importing_tumble_dual_does_not_import_scipy():
+    code = (
+        "import sys, numpy as np\n"
+        "import tumble.dual as td\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] == 'scipy'], 'import'\n"
+        "x = td.Dual(np.arange(3.0), np.eye(3))\n"
+        "y = np.sin(x) * x + np.tanh(x) / (1 + x)\n"
+        "td.jacobian(lambda v: np.exp(v) * v[::-1], np.ones(3))\n"
+        "assert 'scipy.special' not in sys.modules, 'use'\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr

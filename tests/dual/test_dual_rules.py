@@ -12,12 +12,25 @@ import math
 
 import numpy as np
 import pytest
+import scipy.special as sc
 from dual_oracles import EXACT_TOL, FD_TOL, N_POINTS, central, close
 from hypothesis import given
 from hypothesis import strategies as st
 
 from strategies import dual_points, dual_smooth_unary_rules
-from tumble.dual import PIECEWISE_CONSTANT, PREDICATES, RULES, Dual, derivative, gradient
+from tumble import InputError
+from tumble.dual import (
+    NOT_DIFFERENTIABLE,
+    ONE,
+    PIECEWISE_CONSTANT,
+    PREDICATES,
+    RULES,
+    Dual,
+    Partner,
+    Rule,
+    derivative,
+    gradient,
+)
 
 # ---------------------------------------------------------------------------------------
 # The rule table against closed forms and finite differences
@@ -87,6 +100,25 @@ CLOSED_FORM = {
     np.sign: (_zero,),
     np.floor_divide: (_zero, _zero),
     np.heaviside: (_zero, _zero),
+    np.conjugate: (_one,),
+    np.fmax: (lambda a, b: (a > b) * 1.0, lambda a, b: (b > a) * 1.0),
+    np.fmin: (lambda a, b: (a < b) * 1.0, lambda a, b: (b < a) * 1.0),
+    np.copysign: (lambda x, y: np.sign(x) * np.sign(y), _zero),
+    np.ldexp: (lambda x, i: 2.0**i, None),
+    np.logaddexp2: (
+        lambda a, b: 2**a / (2**a + 2**b),
+        lambda a, b: 2**b / (2**a + 2**b),
+    ),
+    np.spacing: (_zero,),
+    np.nextafter: (lambda a, b: _one(a), _zero),
+}
+
+
+# Rules of ufuncs with several outputs: closed forms per argument, a tuple per output.
+MULTI_CLOSED_FORM = {
+    np.divmod: ((_zero, lambda a, b: _one(a)), (_zero, lambda a, b: -np.floor(a / b))),
+    np.modf: ((_one, _zero),),
+    np.frexp: ((lambda x: 2.0 ** -np.frexp(x)[1], None),),
 }
 
 
@@ -109,7 +141,7 @@ SECOND = {
 }
 
 
-UNARY = [u for u in RULES if u.nin == 1]
+UNARY = [u for u in RULES if u.nin == 1 and u.nout == 1]
 
 
 SMOOTH_UNARY = [u for u in UNARY if u not in PIECEWISE_CONSTANT]
@@ -120,21 +152,35 @@ def _name(u):
 
 
 def _points(rule, rng, n=N_POINTS, dtype=np.float64):
-    return [rng.uniform(lo, hi, n).astype(dtype) for lo, hi in rule.domain]
+    # Arguments without a derivative are integers (ldexp's exponent, expn's order) or
+    # parameters sampled like the others.
+    return [
+        np.rint(rng.uniform(lo, hi, n)).astype(int)
+        if d is NOT_DIFFERENTIABLE and rule.domain[0] != (0.5, 2.5) and lo != 2.0
+        else rng.uniform(lo, hi, n).astype(dtype)
+        for d, (lo, hi) in zip(rule.derivs, rule.domain, strict=True)
+    ]
+
+
+SINGLE = [u for u in RULES if u.nout == 1]
 
 
 def test_table_and_closed_forms_cover_the_same_ufuncs():
-    assert set(RULES) == set(CLOSED_FORM)
+    assert set(SINGLE) == set(CLOSED_FORM)
+    assert set(RULES) - set(SINGLE) == set(MULTI_CLOSED_FORM)
     for ufunc, rule in RULES.items():
         assert len(rule.derivs) == ufunc.nin == len(rule.domain), ufunc.__name__
+        assert rule.nout == ufunc.nout
         assert all(lo < hi for lo, hi in rule.domain)
     assert not set(RULES) & set(PREDICATES)
 
 
-@pytest.mark.parametrize("ufunc", list(RULES), ids=_name)
+@pytest.mark.parametrize("ufunc", SINGLE, ids=_name)
 def test_rule_against_closed_form_and_finite_differences(ufunc, rng):
     args = _points(RULES[ufunc], rng)
     for i in range(ufunc.nin):
+        if CLOSED_FORM[ufunc][i] is None:
+            continue
 
         def f(xi, i=i):
             return ufunc(*args[:i], xi, *args[i + 1 :])
@@ -144,7 +190,31 @@ def test_rule_against_closed_form_and_finite_differences(ufunc, rng):
         close(d, central(f, args[i]), FD_TOL)
 
 
-@pytest.mark.parametrize("ufunc", [u for u in RULES if u.nin == 2], ids=_name)
+@pytest.mark.parametrize("ufunc", list(MULTI_CLOSED_FORM), ids=_name)
+def test_rule_with_several_outputs_against_closed_form_and_finite_differences(ufunc, rng):
+    args = _points(RULES[ufunc], rng)
+    for i in range(ufunc.nin):
+        outs = ufunc(*args[:i], Dual(args[i], np.ones((N_POINTS, 1))), *args[i + 1 :])
+        for j, out in enumerate(outs):
+            closed = MULTI_CLOSED_FORM[ufunc][i][j]
+            if closed is None:  # an integer output carries no partials
+                assert not isinstance(out, Dual)
+                np.testing.assert_array_equal(out, ufunc(*args)[j])
+                continue
+            np.testing.assert_array_equal(out.value, ufunc(*args)[j])
+            close(out.partials[..., 0], closed(*args), EXACT_TOL)
+
+            def f(xi, i=i, j=j):
+                return ufunc(*args[:i], xi, *args[i + 1 :])[j]
+
+            close(out.partials[..., 0], central(f, args[i]), FD_TOL)
+
+
+@pytest.mark.parametrize(
+    "ufunc",
+    [u for u in SINGLE if u.nin == 2 and NOT_DIFFERENTIABLE not in RULES[u].derivs],
+    ids=_name,
+)
 def test_binary_rule_with_both_arguments_dual(ufunc, rng):
     a, b = _points(RULES[ufunc], rng)
     da = Dual(a, np.stack([np.ones_like(a), np.zeros_like(a)], axis=-1))
@@ -155,19 +225,26 @@ def test_binary_rule_with_both_arguments_dual(ufunc, rng):
     close(out.partials[..., 1], CLOSED_FORM[ufunc][1](a, b), EXACT_TOL)
 
 
-@pytest.mark.parametrize("ufunc", list(RULES), ids=_name)
+@pytest.mark.parametrize("ufunc", SINGLE, ids=_name)
 def test_rule_keeps_float32(ufunc, rng):
     args = _points(RULES[ufunc], rng, n=5, dtype=np.float32)
-    duals = [Dual(a, np.ones((5, 1), dtype=np.float32)) for a in args]
+    duals = [
+        a if d is NOT_DIFFERENTIABLE else Dual(a, np.ones((5, 1), dtype=np.float32))
+        for d, a in zip(RULES[ufunc].derivs, args, strict=True)
+    ]
     out = ufunc(*duals)
     assert out.value.dtype == ufunc(*args).dtype
     assert out.partials.dtype == ufunc(*args).dtype
 
 
 def test_value_is_the_plain_evaluation(rng):
-    for ufunc, rule in RULES.items():
+    for ufunc in SINGLE:
+        rule = RULES[ufunc]
         args = _points(rule, rng, n=20)
-        duals = [Dual(a, np.ones((20, 1))) for a in args]
+        duals = [
+            a if d is NOT_DIFFERENTIABLE else Dual(a, np.ones((20, 1)))
+            for d, a in zip(rule.derivs, args, strict=True)
+        ]
         np.testing.assert_array_equal(ufunc(*duals).value, ufunc(*args))
 
 
@@ -286,3 +363,109 @@ def test_linearity(f, g, a, b, x):
     lhs = derivative(lambda t: a * f(t) + b * g(t), x)
     rhs = a * derivative(f, x) + b * derivative(g, x)
     assert lhs == pytest.approx(rhs, rel=EXACT_TOL, abs=EXACT_TOL)
+
+
+# ---------------------------------------------------------------------------------------
+# scipy.special rules (tumble.dual.special), each citing the DLMF
+# ---------------------------------------------------------------------------------------
+
+
+def _special_rules():
+    from tumble.dual.special import SPECIAL_RULES
+
+    return SPECIAL_RULES
+
+
+SPECIAL = _special_rules()
+ELEMENTARY = {"exp10", "exp2", "expm1", "log1p", "cbrt", "cosm1", "sindg", "cosdg", "tandg"}
+
+
+def test_special_rules_are_consistent_and_cite_their_source():
+    for ufunc, rule in SPECIAL.items():
+        assert len(rule.derivs) == ufunc.nin == len(rule.domain), ufunc.__name__
+        assert rule.nout == ufunc.nout, ufunc.__name__
+        assert rule.source, ufunc.__name__
+        if ufunc.__name__ not in ELEMENTARY | {"cotdg", "expit", "logit", "log_expit"}:
+            if ufunc.__name__ not in {"xlogy", "xlog1py", "entr"}:
+                assert "DLMF" in rule.source, ufunc.__name__
+
+
+def _special_args(ufunc, rule, rng, n=N_POINTS):
+    args = _points(rule, rng, n)
+    if ufunc is sc.expn:
+        args[0] = np.rint(args[0]).astype(int)
+    return args
+
+
+@pytest.mark.parametrize("ufunc", list(SPECIAL), ids=_name)
+def test_special_rule_against_finite_differences(ufunc, rng):
+    rule = SPECIAL[ufunc]
+    args = _special_args(ufunc, rule, rng)
+    for i in range(ufunc.nin):
+        if rule.derivs[i] is NOT_DIFFERENTIABLE:
+            continue
+        for j in range(ufunc.nout):
+
+            def f(xi, i=i, j=j):
+                out = ufunc(*args[:i], xi, *args[i + 1 :])
+                return out[j] if ufunc.nout > 1 else out
+
+            close(derivative(f, args[i]), central(f, args[i]), FD_TOL)
+
+
+@pytest.mark.parametrize("ufunc", [u for u in SPECIAL if u.nout == 1], ids=_name)
+def test_special_rule_second_derivative_by_nesting(ufunc, rng):
+    rule = SPECIAL[ufunc]
+    args = _special_args(ufunc, rule, rng)
+    i = ufunc.nin - 1  # the argument with a derivative (x, not the order)
+
+    def first(xi):
+        return derivative(lambda t: ufunc(*args[:i], t, *args[i + 1 :]), xi)
+
+    x = args[i]
+    close(derivative(first, x), central(first, x), FD_TOL * 10)
+
+
+def test_a_dual_order_of_a_bessel_function_raises():
+    with pytest.raises(TypeError, match="no derivative with respect to argument 1"):
+        sc.jv(Dual(1.5, [1.0]), 2.0)
+
+
+# ---------------------------------------------------------------------------------------
+# Rule and Partner validate their arguments (issue 18)
+# ---------------------------------------------------------------------------------------
+
+
+def test_regression_partner_validates_its_arguments():
+    with pytest.raises(InputError, match="partner"):
+        Partner(math.cos, 1.0)
+    with pytest.raises(InputError, match="partner"):
+        Partner(np.add, 1.0)
+    for bad in (2.0, 0, True, "1", None):
+        with pytest.raises(InputError, match="sign"):
+            Partner(np.cos, bad)
+    assert Partner(np.cos, -1).sign == -1.0
+
+
+def test_regression_rule_validates_its_arguments():
+    with pytest.raises(InputError, match="derivs"):
+        Rule((), ())
+    with pytest.raises(InputError, match="derivs"):
+        Rule(("cos",), ((0.0, 1.0),))
+    with pytest.raises(InputError, match="derivs"):
+        Rule([ONE], ((0.0, 1.0),))
+    with pytest.raises(InputError, match="derivs"):
+        Rule((Partner(np.cos, 1), ONE), ((0.0, 1.0), (0.0, 1.0)))
+    with pytest.raises(InputError, match="domain"):
+        Rule((ONE,), ((0.0, 1.0), (0.0, 1.0)))
+    for bad in ((1.0, 0.0), (0.0, math.inf), (0.0,), "01"):
+        with pytest.raises(InputError, match="domain"):
+            Rule((ONE,), (bad,))
+    with pytest.raises(InputError, match="source"):
+        Rule((ONE,), ((0.0, 1.0),), source=3)
+    with pytest.raises(InputError, match="nout"):
+        Rule((ONE,), ((0.0, 1.0),), nout=0)
+    with pytest.raises(InputError, match="derivs"):
+        Rule((ONE,), ((0.0, 1.0),), nout=2)
+    rule = Rule((lambda o, x: o,), ((0.0, 1.0),), source="exp")
+    assert rule.nout == 1

@@ -28,7 +28,7 @@ import numpy as np
 from numba import prange
 
 from tumble._kernels import FLOAT_TYPES, guvectorize, njit, parallel_njit
-from tumble._kernels.dispatch import load3, load4
+from tumble._kernels.dispatch import load3, load4, load_scalar
 
 # cos t and sin(t)/t as polynomials in z = t² up to z⁸ for t <= pi/4 (see _cos_sinc_small):
 # the first dropped Taylor terms, t¹⁸/18! and t¹⁸/19!, are below 3e-18 relative there.
@@ -154,6 +154,12 @@ def qexp(x):
     z = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
     if z <= SMALL_ANGLE_SQ:
         return qexp_small(x, z)
+    if z == math.inf:
+        # |x|² overflowed (|x| > ~1.3e154) from finite x: the length, taken scaled, is
+        # still finite up to ~1.8e308, and libm reduces a huge angle exactly.
+        n, t = _axis_and_length(x)
+        s = math.sin(t)
+        return (math.cos(t), s * n[0], s * n[1], s * n[2])
     t = math.sqrt(z)
     s = math.sin(t) / t
     return (math.cos(t), s * x[0], s * x[1], s * x[2])
@@ -309,24 +315,33 @@ def _axis_and_length(x):
 
 
 @njit
-def cayley_q(phi):
-    """Quarter-angle Cayley quaternion ``((1 - |a|²), 2a) / (1 + |a|²)``, ``a = phi/4``.
+def mrp_to_q(a):
+    """Unit quaternion ``((1 - |a|²), 2a) / (1 + |a|²)`` of the modified Rodrigues parameters ``a``.
 
-    Unit to round-off with no trig and no square root; rotates about ``phi`` exactly by
-    ``4 atan(|phi|/4) = |phi| - |phi|³/48 + ...``.
+    Any ``a`` (either MRP set, ``|a| > 1`` included); huge ``a`` are scaled so that ``|a|²``
+    cannot overflow. The rotation turns about ``a`` by ``4 atan(|a|)``.
     """
-    a0, a1, a2 = 0.25 * phi[0], 0.25 * phi[1], 0.25 * phi[2]
-    if has_large_component((a0, a1, a2)):
+    if has_large_component(a):
         # |a|² could overflow: numerator and denominator divided by |a|², in u = 1/|a|.
-        n, s = _axis_and_length((a0, a1, a2))
+        n, s = _axis_and_length(a)
         u = 1.0 / s
         d = 1.0 / (1.0 + u * u)
         du2 = 2.0 * u * d
         return ((u * u - 1.0) * d, du2 * n[0], du2 * n[1], du2 * n[2])
-    n2 = a0 * a0 + a1 * a1 + a2 * a2
+    n2 = a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
     d = 1.0 / (1.0 + n2)
     d2 = 2.0 * d
-    return ((1.0 - n2) * d, d2 * a0, d2 * a1, d2 * a2)
+    return ((1.0 - n2) * d, d2 * a[0], d2 * a[1], d2 * a[2])
+
+
+@njit
+def cayley_q(phi):
+    """Quarter-angle Cayley quaternion ``((1 - |a|²), 2a) / (1 + |a|²)``, ``a = phi/4``.
+
+    Unit to round-off with no trig and no square root; rotates about ``phi`` exactly by
+    ``4 atan(|phi|/4) = |phi| - |phi|³/48 + ...``. The same map as :func:`mrp_to_q`.
+    """
+    return mrp_to_q((0.25 * phi[0], 0.25 * phi[1], 0.25 * phi[2]))
 
 
 @njit
@@ -409,9 +424,17 @@ def quat_to_rotvec_gu(q, _shape, out):
     out[0], out[1], out[2] = r[0], r[1], r[2]
 
 
+@njit
+def widen4(a):
+    """The first four entries of ``a`` as float64 (float32 input is evaluated in double)."""
+    return (np.float64(a[0]), np.float64(a[1]), np.float64(a[2]), np.float64(a[3]))
+
+
 @guvectorize(_sigs(3), "(n),(m)->(m)")
 def quat_to_matrix_gu(q, _shape, out):
-    r = q_to_mat((q[0], q[1], q[2], q[3]))
+    # Widened: |q|² summed in float32 put 4 % of float32 matrices off orthogonality by
+    # more than 1e-7; in double every entry is rounded once.
+    r = q_to_mat(widen4(q))
     for i in range(9):
         out[i] = r[i]
 
@@ -639,14 +662,20 @@ _B_SERIES = (
 
 
 @njit
+def horner(coefficients, z):
+    """``Σ_k c_k z^k`` for the tuple ``coefficients`` (lowest power first), Horner's rule."""
+    n = len(coefficients)
+    s = coefficients[n - 1]
+    for k in range(n - 2, -1, -1):
+        s = s * z + coefficients[k]
+    return s
+
+
+@njit
 def so3_b(t):
     """``b(t) = (t - sin t)/t³`` to round-off at every ``t >= 0`` (series below 1)."""
     if t < _B_SERIES_BELOW:
-        t2 = t * t
-        s = _B_SERIES[7]
-        for k in range(6, -1, -1):
-            s = s * t2 + _B_SERIES[k]
-        return s
+        return horner(_B_SERIES, t * t)
     return (t - math.sin(t)) / (t * t * t)
 
 
@@ -733,3 +762,557 @@ def so3_left_jacobian_inverse_gu(phi, _shape, out):
     r = so3_jacobian_inverse(_widen3(phi), -1.0)
     for i in range(9):
         out[i] = r[i]
+
+
+# --------------------------------------------------------------------------------------
+# Euler angles, modified Rodrigues parameters, powers
+#
+# Euler kernels take the sequence as three axis numbers (0, 1, 2 for x, y, z) and a flag
+# ``extrinsic``; an intrinsic sequence is the extrinsic one read backwards. float32 input is
+# widened to float64 and rounded once on output.
+
+# SciPy's gimbal-lock threshold on the middle angle (distance from 0 or π, radians), kept so
+# that the two libraries lock on the same inputs.
+GIMBAL_LOCK_ANGLE = 1e-7
+# 2π as a sum of two doubles: subtracting both keeps a wrapped angle within an ulp.
+_TWO_PI_HI = 6.283185307179586
+_TWO_PI_LO = 2.4492935982947064e-16
+
+
+@njit
+def _half_turn_about(axis, angle):
+    """``exp(angle/2 e_axis)``: the elementary quaternion about a coordinate axis."""
+    h = 0.5 * angle
+    c, s = math.cos(h), math.sin(h)
+    return (c, s if axis == 0 else 0.0, s if axis == 1 else 0.0, s if axis == 2 else 0.0)
+
+
+@njit
+def euler_to_q(angles, i, j, k, extrinsic):
+    """Quaternion of the Euler angles ``angles`` about axes ``i, j, k`` (in that order).
+
+    Extrinsic (fixed axes): ``e_k(a3) ⊗ e_j(a2) ⊗ e_i(a1)``; intrinsic (moving axes):
+    ``e_i(a1) ⊗ e_j(a2) ⊗ e_k(a3)``, where ``e_n(a) = (cos a/2, sin a/2 ê_n)``.
+    """
+    e1 = _half_turn_about(i, np.float64(angles[0]))
+    e2 = _half_turn_about(j, np.float64(angles[1]))
+    e3 = _half_turn_about(k, np.float64(angles[2]))
+    if extrinsic:
+        return qmul(e3, qmul(e2, e1))
+    return qmul(qmul(e1, e2), e3)
+
+
+@njit
+def _wrap(x):
+    """``x`` in ``[-π, π]`` for ``x`` in ``[-2π, 2π]`` (two-part 2π: no extra rounding)."""
+    if x > math.pi:
+        return (x - _TWO_PI_HI) - _TWO_PI_LO
+    if x < -math.pi:
+        return (x + _TWO_PI_HI) + _TWO_PI_LO
+    return x
+
+
+@njit
+def q_to_euler(q, i, j, k, extrinsic):
+    """Euler angles ``(a1, a2, a3)`` of ``q`` and whether the sequence is at gimbal lock.
+
+    Bernardes and Viollet (2022), "Quaternion to Euler angles conversion: a direct, general
+    and computationally efficient method": the quaternion's components are permuted (and,
+    for a sequence with three different axes, rotated by 45°) so that every sequence reads
+    as a proper Euler sequence, whose angles are two ``atan2`` of half angles and one
+    ``atan2`` of norms. Scale invariant (any nonzero ``q``); ``q`` and ``-q`` give the same
+    angles. The middle angle of a sequence with three different axes is taken as
+    ``atan2(4 (w q_j - s q_i q_k), 2 |(a, b)| |(c, d)|)`` rather than as the proper angle
+    minus π/2, which keeps it accurate near zero. At lock (middle angle within
+    ``GIMBAL_LOCK_ANGLE`` of 0 or π) the third angle is set to zero and the first takes the
+    whole turn about the locked axis.
+    """
+    if not extrinsic:
+        i, k = k, i
+    w = np.float64(q[0])
+    qi = np.float64(q[1 + i])
+    qj = np.float64(q[1 + j])
+    symmetric = i == k
+    if symmetric:
+        k = 3 - i - j
+    sign = np.float64((i - j) * (j - k) * (k - i) // 2)
+    qk = np.float64(q[1 + k]) * sign
+    if symmetric:
+        a, b, c, d = w, qi, qj, qk
+    else:
+        a, b, c, d = w - qj, qi + qk, qj + w, qk - qi
+    ab = math.hypot(a, b)
+    cd = math.hypot(c, d)
+    middle = 2.0 * math.atan2(cd, ab)
+    lock_zero = abs(middle) <= GIMBAL_LOCK_ANGLE
+    lock_pi = abs(middle - math.pi) <= GIMBAL_LOCK_ANGLE
+    half_sum = math.atan2(b, a)
+    half_diff = math.atan2(d, c)
+    if lock_zero or lock_pi:
+        locked = 2.0 * half_sum if lock_zero else 2.0 * half_diff * (-1.0 if extrinsic else 1.0)
+        first, third = (locked, 0.0) if extrinsic else (0.0, locked)
+    else:
+        first, third = half_sum - half_diff, half_sum + half_diff
+    if not symmetric:
+        third *= sign
+        # c² - a² + d² - b² = 4 (w q_j - q_i q_k s): the middle angle minus π/2 directly.
+        middle = math.atan2(4.0 * (w * qj - qi * qk), 2.0 * ab * cd)
+    first, third = _wrap(first), _wrap(third)
+    angles = (first, middle, third) if extrinsic else (third, middle, first)
+    return angles, lock_zero or lock_pi
+
+
+@njit
+def q_to_mrp(q):
+    """Modified Rodrigues parameters ``u / (1 + w)`` of ``q/|q|``, the set with ``|p| <= 1``.
+
+    The ``w >= 0`` representative is used, so ``|p| = tan(θ/4) <= 1``; scale invariant:
+    ``p = s u / (|q| + |w|)`` with ``s`` the sign of ``w``.
+    """
+    w, x, y, z = q
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    s = 1.0 if w >= 0.0 else -1.0
+    k = s / (n + abs(w))
+    return (k * x, k * y, k * z)
+
+
+@njit
+def qpower(q, s):
+    """``q^s = exp(s log q)`` of ``q/|q|`` on the short arc: rotation vector times ``s``."""
+    phi = q_to_rotvec(q)
+    return rotvec_to_q((s * phi[0], s * phi[1], s * phi[2]))
+
+
+@njit
+def quat_ok(q, tiny):
+    """Whether the 4-tuple ``q`` is usable as a rotation: ``|q|²`` finite and normal."""
+    n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
+    return (n2 >= tiny) & (n2 < math.inf)
+
+
+@njit
+def _euler_to_quat_at(i, angles, a, b, c, extrinsic, out):
+    r = euler_to_q(load3(angles, i), a, b, c, extrinsic)
+    j = _U4 * i
+    out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
+    return _nonfinite(r)
+
+
+@njit
+def euler_to_quat_serial(angles, a, b, c, extrinsic, out):
+    """``out = euler_to_q(angles)`` row by row; returns the number of non-finite results."""
+    bad = 0
+    for i in range(out.shape[0] // 4):
+        bad += _euler_to_quat_at(np.uint64(i), angles, a, b, c, extrinsic, out)
+    return bad
+
+
+@parallel_njit
+def euler_to_quat_parallel(angles, a, b, c, extrinsic, out):
+    """``euler_to_quat_serial`` with the elements spread over numba's threads."""
+    bad = 0
+    for i in prange(out.shape[0] // 4):
+        bad += _euler_to_quat_at(np.uint64(i), angles, a, b, c, extrinsic, out)
+    return bad
+
+
+@njit
+def _quat_to_euler_at(i, q, a, b, c, extrinsic, tiny, out):
+    qi = load4(q, i)
+    r, locked = q_to_euler(qi, a, b, c, extrinsic)
+    j = _U3 * i
+    out[j], out[j + _U1], out[j + _U2] = r
+    flagged = 0 if quat_ok(qi, tiny) else 1
+    return flagged | _nonfinite(r), np.int64(locked)
+
+
+@njit
+def quat_to_euler_serial(q, a, b, c, extrinsic, tiny, out):
+    """Euler angles of the rows of ``q``: (number of flagged rows, number at gimbal lock).
+
+    Flagged: ``|q|²`` not a finite normal number, or a non-finite result.
+    """
+    bad = 0
+    locked = 0
+    for i in range(out.shape[0] // 3):
+        f, g = _quat_to_euler_at(np.uint64(i), q, a, b, c, extrinsic, tiny, out)
+        bad += f
+        locked += g
+    return bad, locked
+
+
+@parallel_njit
+def quat_to_euler_parallel(q, a, b, c, extrinsic, tiny, out):
+    """``quat_to_euler_serial`` with the elements spread over numba's threads."""
+    bad = 0
+    locked = 0
+    for i in prange(out.shape[0] // 3):
+        f, g = _quat_to_euler_at(np.uint64(i), q, a, b, c, extrinsic, tiny, out)
+        bad += f
+        locked += g
+    return bad, locked
+
+
+@njit
+def _quat_to_mrp_at(i, q, tiny, out):
+    qi = load4(q, i)
+    r = q_to_mrp(qi)
+    j = _U3 * i
+    out[j], out[j + _U1], out[j + _U2] = r
+    return (0 if quat_ok(qi, tiny) else 1) | _nonfinite(r)
+
+
+@njit
+def quat_to_mrp_serial(q, tiny, out):
+    """``out = q_to_mrp(q)`` row by row; returns the number of flagged rows."""
+    bad = 0
+    for i in range(out.shape[0] // 3):
+        bad += _quat_to_mrp_at(np.uint64(i), q, tiny, out)
+    return bad
+
+
+@parallel_njit
+def quat_to_mrp_parallel(q, tiny, out):
+    """``quat_to_mrp_serial`` with the elements spread over numba's threads."""
+    bad = 0
+    for i in prange(out.shape[0] // 3):
+        bad += _quat_to_mrp_at(np.uint64(i), q, tiny, out)
+    return bad
+
+
+@njit
+def _mrp_to_quat_at(i, p, out):
+    r = mrp_to_q(load3(p, i))
+    j = _U4 * i
+    out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
+    return _nonfinite(r)
+
+
+@njit
+def mrp_to_quat_serial(p, out):
+    """``out = mrp_to_q(p)`` row by row; returns the number of non-finite results."""
+    bad = 0
+    for i in range(out.shape[0] // 4):
+        bad += _mrp_to_quat_at(np.uint64(i), p, out)
+    return bad
+
+
+@parallel_njit
+def mrp_to_quat_parallel(p, out):
+    """``mrp_to_quat_serial`` with the elements spread over numba's threads."""
+    bad = 0
+    for i in prange(out.shape[0] // 4):
+        bad += _mrp_to_quat_at(np.uint64(i), p, out)
+    return bad
+
+
+@njit
+def _quat_power_at(i, q, s, tiny, out):
+    qi = load4(q, i)
+    r = qpower(qi, load_scalar(s, i))
+    j = _U4 * i
+    out[j], out[j + _U1], out[j + _U2], out[j + _U3] = r
+    return (0 if quat_ok(qi, tiny) else 1) | _nonfinite(r)
+
+
+@njit
+def quat_power_serial(q, s, tiny, out):
+    """``out = q^s`` row by row; returns the number of flagged rows."""
+    bad = 0
+    for i in range(out.shape[0] // 4):
+        bad += _quat_power_at(np.uint64(i), q, s, tiny, out)
+    return bad
+
+
+@parallel_njit
+def quat_power_parallel(q, s, tiny, out):
+    """``quat_power_serial`` with the elements spread over numba's threads."""
+    bad = 0
+    for i in prange(out.shape[0] // 4):
+        bad += _quat_power_at(np.uint64(i), q, s, tiny, out)
+    return bad
+
+
+# --------------------------------------------------------------------------------------
+# rescue loops for finite input whose plain evaluation overflowed (see tumble.rotation)
+
+
+@njit
+def _pow2_scale(m):
+    """A power of two ``2^e`` with ``m / 2^e`` in ``[1, 2)`` (exact to divide by; 1 for 0).
+
+    Never ``2^1024`` (which overflows): ``m`` near the largest float gives ``2^1023``.
+    """
+    if m == 0.0:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(m)[1] - 1)
+
+
+@njit
+def quat_multiply_rescue(p, q, out):
+    """Recompute the non-finite rows of ``out = p ⊗ q`` with both factors scaled by 2^-e.
+
+    ``p ⊗ q = 2^(e_p + e_q) (p/2^e_p ⊗ q/2^e_q)``: the scaled product cannot overflow, so a
+    component comes out infinite only when the true value is beyond the largest float.
+    """
+    for i in range(out.shape[0] // 4):
+        j = np.uint64(4 * i)
+        if abs(out[j]) + abs(out[j + _U1]) + abs(out[j + _U2]) + abs(out[j + _U3]) < math.inf:
+            continue
+        a = load4(p, np.uint64(i))
+        b = load4(q, np.uint64(i))
+        sa = _pow2_scale(max(abs(a[0]), abs(a[1]), abs(a[2]), abs(a[3])))
+        sb = _pow2_scale(max(abs(b[0]), abs(b[1]), abs(b[2]), abs(b[3])))
+        r = qmul(
+            (a[0] / sa, a[1] / sa, a[2] / sa, a[3] / sa),
+            (b[0] / sb, b[1] / sb, b[2] / sb, b[3] / sb),
+        )
+        # The smaller scale first: a huge and a tiny factor must not overflow on the way.
+        lo, hi = min(sa, sb), max(sa, sb)
+        for m in range(4):
+            out[j + np.uint64(m)] = (r[m] * lo) * hi
+
+
+@njit
+def quat_rotate_rescue(q, v, out):
+    """Recompute the non-finite rows of ``out = q̂ v q̂*`` with ``v`` scaled by 2^-e.
+
+    The rotation is linear in ``v``; the intermediate sums of the plain formula can
+    overflow (``|v|`` near the largest float) when the rotated vector cannot.
+    """
+    for i in range(out.shape[0] // 3):
+        j = np.uint64(3 * i)
+        if abs(out[j]) + abs(out[j + _U1]) + abs(out[j + _U2]) < math.inf:
+            continue
+        w, x, y, z = load4(q, np.uint64(i))
+        vi = load3(v, np.uint64(i))
+        sv = _pow2_scale(max(abs(vi[0]), abs(vi[1]), abs(vi[2])))
+        u = (x, y, z)
+        vs = (vi[0] / sv, vi[1] / sv, vi[2] / sv)
+        s = 2.0 / (w * w + x * x + y * y + z * z)
+        c = cross(u, vs)
+        t = (s * c[0], s * c[1], s * c[2])
+        d = cross(u, t)
+        out[j] = (vs[0] + w * t[0] + d[0]) * sv
+        out[j + _U1] = (vs[1] + w * t[1] + d[1]) * sv
+        out[j + _U2] = (vs[2] + w * t[2] + d[2]) * sv
+
+
+# --------------------------------------------------------------------------------------
+# single-element kernels: the fast path of tumble.rotation for one (4,), (3,) or (3, 3)
+# element. Each computes with the same scalar kernel as the batched gufunc or loop (so the
+# bits agree) and returns 1 when the input needs the general path's validation (a zero,
+# overflowing or non-finite input, a matrix that is not a rotation) or the result is not
+# finite.
+
+
+@njit
+def _row4(a):
+    return (a[0], a[1], a[2], a[3])
+
+
+@njit
+def _row9(m):
+    return (m[0, 0], m[0, 1], m[0, 2], m[1, 0], m[1, 1], m[1, 2], m[2, 0], m[2, 1], m[2, 2])
+
+
+@njit
+def _put(out, r):
+    for i in range(len(r)):
+        out[i] = r[i]
+    return _nonfinite(r)
+
+
+@njit
+def _put_matrix(out, r):
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = r[3 * i + j]
+    return _nonfinite(r)
+
+
+@njit
+def _rotation_ok(m, tol):
+    """Whether the 3 x 3 array ``m`` is a rotation within ``tol`` (the validator's policy)."""
+    worst = 0.0
+    for i in range(3):
+        for j in range(i, 3):
+            e = m[i, 0] * m[j, 0] + m[i, 1] * m[j, 1] + m[i, 2] * m[j, 2]
+            if i == j:
+                e -= 1.0
+            worst = max(worst, abs(e))
+    det = (
+        m[0, 0] * (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1])
+        - m[0, 1] * (m[1, 0] * m[2, 2] - m[1, 2] * m[2, 0])
+        + m[0, 2] * (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0])
+    )
+    return (worst <= tol) & (det > 0.0)
+
+
+@njit
+def quat_conjugate_one(q, out):
+    """``out = q*``; 1 if ``q`` is not finite."""
+    return _put(out, qconj(_row4(q)))
+
+
+@njit
+def quat_normalize_one(q, tiny, out):
+    """``out = q/|q|``; 1 if ``q`` is not a usable rotation."""
+    r = _row4(q)
+    return _put(out, qnormalize(r)) | (0 if quat_ok(r, tiny) else 1)
+
+
+@njit
+def quat_to_matrix_one(q, tiny, out):
+    """``out`` (3, 3) = the matrix of ``q`` (widened like ``quat_to_matrix_gu``)."""
+    return _put_matrix(out, q_to_mat(widen4(q))) | (0 if quat_ok(_row4(q), tiny) else 1)
+
+
+@njit
+def quat_to_rotvec_one(q, tiny, out):
+    """``out`` = the rotation vector of ``q``."""
+    r = _row4(q)
+    return _put(out, q_to_rotvec(r)) | (0 if quat_ok(r, tiny) else 1)
+
+
+@njit
+def quat_log_one(q, tiny, out):
+    """``out`` = the vector part of ``log(q/|q|)``."""
+    r = _row4(q)
+    return _put(out, qlog(r)) | (0 if quat_ok(r, tiny) else 1)
+
+
+@njit
+def quat_exp_one(x, out):
+    """``out = exp((0, x))``."""
+    return _put(out, qexp((x[0], x[1], x[2])))
+
+
+@njit
+def rotvec_to_matrix_one(phi, out):
+    """``out`` (3, 3) = ``exp([phi]×)``."""
+    return _put_matrix(out, q_to_mat(rotvec_to_q((phi[0], phi[1], phi[2]))))
+
+
+@njit
+def matrix_to_quat_one(m, tol, out):
+    """``out`` = the ``w >= 0`` quaternion of the 3 x 3 rotation ``m``."""
+    ok = _rotation_ok(m, tol)
+    return _put(out, mat_to_q(_row9(m))) | (0 if ok else 1)
+
+
+@njit
+def matrix_to_rotvec_one(m, tol, out):
+    """``out`` = the rotation vector of the 3 x 3 rotation ``m``."""
+    ok = _rotation_ok(m, tol)
+    return _put(out, q_to_rotvec(mat_to_q(_row9(m)))) | (0 if ok else 1)
+
+
+@njit
+def rotation_angle_one(p, q, tiny):
+    """(flag, angle between ``p`` and ``q``)."""
+    a, b = _row4(p), _row4(q)
+    r = qangle(a, b)
+    ok = quat_ok(a, tiny) & quat_ok(b, tiny) & (r < math.inf)
+    return (0 if ok else 1), r
+
+
+# --------------------------------------------------------------------------------------
+# mean and alignment (tumble.rotation.quat_mean, align_vectors): one pass over the data per
+# group, in float64.
+
+
+@njit
+def quat_mean_groups(q, w, out):
+    """Markley mean of each group: ``out[g]`` = top eigenvector of ``Σ_i w q̂ q̂ᵀ`` (w >= 0).
+
+    ``q`` (G, N, 4), ``w`` (G, N); the 4 x 4 sums in float64, LAPACK's ``eigh`` per group.
+    """
+    K = np.empty((4, 4))
+    for g in range(q.shape[0]):
+        K[:] = 0.0
+        for i in range(q.shape[1]):
+            qi = qnormalize((q[g, i, 0], q[g, i, 1], q[g, i, 2], q[g, i, 3]))
+            wi = w[g, i]
+            for r in range(4):
+                wr = wi * qi[r]
+                for c in range(r, 4):
+                    K[r, c] += wr * qi[c]
+        for r in range(4):
+            for c in range(r):
+                K[r, c] = K[c, r]
+        _, vectors = np.linalg.eigh(K)
+        sign = -1.0 if vectors[0, 3] < 0.0 else 1.0
+        for r in range(4):
+            out[g, r] = sign * vectors[r, 3]
+
+
+# Two singular values closer than this (relative) make the correlation matrix rank one: all
+# pairs collinear, the turn about their line free.
+RANK_ONE = 64 * 2.220446049250313e-16
+
+
+@njit
+def _shortest_arc(u, v):
+    """Unit quaternion of the smallest rotation taking the unit vector ``u`` to ``v``.
+
+    ``normalize(1 + u·v, u × v)``; for opposite vectors a half turn about ``u × e``, ``e``
+    the coordinate axis least aligned with ``u``.
+    """
+    c = dot(u, v)
+    if 1.0 + c <= 1e-8:
+        k = 0
+        if abs(u[1]) < abs(u[k]):
+            k = 1
+        if abs(u[2]) < abs(u[k]):
+            k = 2
+        e = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
+        p = cross(u, e)
+        return qnormalize((0.0, p[0], p[1], p[2]))
+    x = cross(u, v)
+    return qnormalize((1.0 + c, x[0], x[1], x[2]))
+
+
+@njit
+def align_groups(a, b, w, q_out, rssd_out):
+    """Wahba's problem per group: the rotation taking ``b[g]`` best onto ``a[g]``, and the rssd.
+
+    ``B = Σ w a bᵀ = U S Vᵀ``, ``R = U diag(1, 1, det U Vᵀ) Vᵀ``; rank one (``s_2 <= RANK_ONE
+    s_1``): the smallest rotation taking V's first column onto U's. The rssd is
+    ``sqrt(Σ w |a - R b|²)`` summed directly (no cancellation).
+    """
+    B = np.empty((3, 3))
+    for g in range(a.shape[0]):
+        B[:] = 0.0
+        for i in range(a.shape[1]):
+            wi = w[g, i]
+            for r in range(3):
+                war = wi * a[g, i, r]
+                for c in range(3):
+                    B[r, c] += war * b[g, i, c]
+        U, S, Vt = np.linalg.svd(B)
+        if S[1] <= RANK_ONE * S[0]:
+            q = _shortest_arc((Vt[0, 0], Vt[0, 1], Vt[0, 2]), (U[0, 0], U[1, 0], U[2, 0]))
+        else:
+            C = U @ Vt
+            det = (
+                C[0, 0] * (C[1, 1] * C[2, 2] - C[1, 2] * C[2, 1])
+                - C[0, 1] * (C[1, 0] * C[2, 2] - C[1, 2] * C[2, 0])
+                + C[0, 2] * (C[1, 0] * C[2, 1] - C[1, 1] * C[2, 0])
+            )
+            if det < 0.0:
+                for r in range(3):
+                    for c in range(3):
+                        C[r, c] -= 2.0 * U[r, 2] * Vt[2, c]
+            q = mat_to_q(
+                (C[0, 0], C[0, 1], C[0, 2], C[1, 0], C[1, 1], C[1, 2], C[2, 0], C[2, 1], C[2, 2])
+            )
+        total = 0.0
+        for i in range(a.shape[1]):
+            rb = qrotate(q, (b[g, i, 0], b[g, i, 1], b[g, i, 2]))
+            d0 = a[g, i, 0] - rb[0]
+            d1 = a[g, i, 1] - rb[1]
+            d2 = a[g, i, 2] - rb[2]
+            total += w[g, i] * (d0 * d0 + d1 * d1 + d2 * d2)
+        q_out[g, 0], q_out[g, 1], q_out[g, 2], q_out[g, 3] = q
+        rssd_out[g] = math.sqrt(total)

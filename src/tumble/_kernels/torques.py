@@ -1,15 +1,16 @@
 """Torque models evaluated inside the compiled step loops.
 
 A model reaches the kernels as three values: ``kinds``, an int64 array of term kinds (the
-ids below, one per term, the same for every body); ``P``, a float64 array (N, W) with each
-body's parameters, the terms' blocks side by side in ``kinds`` order (``WIDTH[kind]``
-columns each); and ``fn``, the user's compiled ``fn(t, q, omega) -> torque`` of a
-``custom`` term, or None (then every use of it is pruned at compile time, so the torque-free
-and built-in loops compile once and load from numba's cache).
+ids below, one per term, the same for every body; None for no torque); ``P``, a float64
+array (N, W) with each body's parameters, the terms' blocks side by side in ``kinds``
+order (``WIDTH[kind]`` columns each); and ``fn``, the user's compiled ``fn(t, q, omega) ->
+torque`` of a ``custom`` term, or None (then every use of it is pruned at compile time, so
+the torque-free and built-in loops compile once and load from numba's cache).
 
 Every model torque is split as ``tau(t, q, omega) = tau0(t, q) - D omega + custom(t, q,
-omega)`` (world frame), where the damping ``D >= 0`` gathers the ``-c omega`` parts of
-``damping`` and ``attitude_control``. That split lets the Strang half kick of the symmetric
+omega)`` (world frame; ``tau0`` gathered in whichever frame each term is cheapest), where
+the damping ``D >= 0`` gathers the ``-c omega`` parts of ``damping`` and
+``attitude_control``. That split lets the Strang half kick of the symmetric
 methods be exact when there is no ``custom`` term (:func:`kick`).
 """
 
@@ -46,67 +47,119 @@ def _body(q, v):
 
 @njit
 def split_torque(kinds, P, b, t, q, I):
-    """``(tau0, D)`` of body ``b`` at time ``t`` and attitude ``q``: the world torque that does
-    not depend on ``omega``, and the total damping coefficient (``tau = tau0 - D omega``).
+    """The parts of body ``b``'s torque at time ``t`` and attitude ``q``.
 
-    ``I`` are the body's principal moments (the gravity gradient needs them).
+    Returns ``(tau_w, tau_b, D, world, body)``: the torque that does not depend on
+    ``omega`` is ``tau0 = tau_w + R tau_b`` (each term adds to the frame it is cheapest in:
+    gravity and the gravity gradient are formed in the body frame, with one rotation
+    each), ``D`` is the total damping coefficient (``tau = tau0 - D omega``), and ``world``
+    and ``body`` say whether any term added to ``tau_w`` and ``tau_b`` (so that an unused
+    frame costs no rotation). ``I`` are the body's principal moments. ``kinds`` is None for
+    no torque at all: that branch is pruned at compile time, so the torque-free loops keep
+    the arithmetic (and the speed) of loops that never heard of torque.
     """
-    tx = 0.0
-    ty = 0.0
-    tz = 0.0
+    if kinds is None:
+        return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 0.0, False, False
+    wx = 0.0
+    wy = 0.0
+    wz = 0.0
+    bx = 0.0
+    by = 0.0
+    bz = 0.0
     D = 0.0
+    world = False
+    body = False
     o = 0
-    for k in kinds:
+    # Each branch advances the offset by its own width, a constant: indexing WIDTH with k
+    # at run time measured 7 ns per term.
+    for j in range(kinds.shape[0]):
+        k = kinds[j]
         if k == CONSTANT_WORLD:
-            tx += P[b, o]
-            ty += P[b, o + 1]
-            tz += P[b, o + 2]
+            wx += P[b, o]
+            wy += P[b, o + 1]
+            wz += P[b, o + 2]
+            world = True
+            o += 3
         elif k == CONSTANT_BODY:
-            r = qrotate(q, (P[b, o], P[b, o + 1], P[b, o + 2]))
-            tx += r[0]
-            ty += r[1]
-            tz += r[2]
+            bx += P[b, o]
+            by += P[b, o + 1]
+            bz += P[b, o + 2]
+            body = True
+            o += 3
         elif k == GRAVITY:
-            # (R c) × (m g): the weight acting at the centre of mass, about the pivot.
-            rc = qrotate(q, (P[b, o + 3], P[b, o + 4], P[b, o + 5]))
-            r = cross(rc, (P[b, o], P[b, o + 1], P[b, o + 2]))
-            tx += r[0]
-            ty += r[1]
-            tz += r[2]
+            # (R c) × (m g) = R (c × Rᵀ m g): the weight at the centre of mass, about the pivot.
+            r = cross(
+                (P[b, o + 3], P[b, o + 4], P[b, o + 5]),
+                _body(q, (P[b, o], P[b, o + 1], P[b, o + 2])),
+            )
+            bx += r[0]
+            by += r[1]
+            bz += r[2]
+            body = True
+            o += 6
         elif k == GRAVITY_GRADIENT:
-            # 3 n² ẑ × (I_w ẑ), formed in the body frame where I is diagonal.
+            # 3 n² ẑ × (I_w ẑ) = R (3 n² ẑ_b × I ẑ_b), with I diagonal in the body frame.
             z = _body(q, (P[b, o + 1], P[b, o + 2], P[b, o + 3]))
             g = P[b, o]
-            r = qrotate(q, cross(z, (g * I[0] * z[0], g * I[1] * z[1], g * I[2] * z[2])))
-            tx += r[0]
-            ty += r[1]
-            tz += r[2]
+            r = cross(z, (g * I[0] * z[0], g * I[1] * z[1], g * I[2] * z[2]))
+            bx += r[0]
+            by += r[1]
+            bz += r[2]
+            body = True
+            o += 4
         elif k == DAMPING:
             D += P[b, o]
+            o += 1
         elif k == ATTITUDE_CONTROL:
             # -k_p e with e the world rotation vector from the target to q (short arc).
             e = q_to_rotvec(qmul(q, qconj((P[b, o], P[b, o + 1], P[b, o + 2], P[b, o + 3]))))
             kp = P[b, o + 4]
-            tx -= kp * e[0]
-            ty -= kp * e[1]
-            tz -= kp * e[2]
+            wx -= kp * e[0]
+            wy -= kp * e[1]
+            wz -= kp * e[2]
             D += P[b, o + 5]
-        elif k in (PERIODIC_WORLD, PERIODIC_BODY):
+            world = True
+            o += 6
+        elif k == PERIODIC_WORLD:
             cs = math.cos(P[b, o + 3] * t + P[b, o + 4])
-            r = (cs * P[b, o], cs * P[b, o + 1], cs * P[b, o + 2])
-            if k == PERIODIC_BODY:
-                r = qrotate(q, r)
-            tx += r[0]
-            ty += r[1]
-            tz += r[2]
-        o += WIDTH[k]
-    return (tx, ty, tz), D
+            wx += cs * P[b, o]
+            wy += cs * P[b, o + 1]
+            wz += cs * P[b, o + 2]
+            world = True
+            o += 5
+        elif k == PERIODIC_BODY:
+            cs = math.cos(P[b, o + 3] * t + P[b, o + 4])
+            bx += cs * P[b, o]
+            by += cs * P[b, o + 1]
+            bz += cs * P[b, o + 2]
+            body = True
+            o += 5
+    return (wx, wy, wz), (bx, by, bz), D, world, body
+
+
+@njit
+def _world_part(q, tw, tb, body):
+    """``tau_w + R tau_b`` (no rotation when no term is in the body frame)."""
+    if not body:
+        return tw
+    r = qrotate(q, tb)
+    return (tw[0] + r[0], tw[1] + r[1], tw[2] + r[2])
+
+
+@njit
+def _body_part(q, tw, tb, world):
+    """``Rᵀ tau_w + tau_b`` (no rotation when no term is in the world frame)."""
+    if not world:
+        return tb
+    r = _body(q, tw)
+    return (tb[0] + r[0], tb[1] + r[1], tb[2] + r[2])
 
 
 @njit
 def torque(kinds, P, fn, b, t, q, L, J, I):
     """World torque on body ``b`` at ``(t, q, L_b)``: ``tau0 - D omega + fn(t, q, omega)``."""
-    tau0, D = split_torque(kinds, P, b, t, q, I)
+    tw, tb, D, _, body = split_torque(kinds, P, b, t, q, I)
+    tau0 = _world_part(q, tw, tb, body)
     if fn is None and D == 0.0:
         return tau0
     return _with_omega(tau0, D, fn, t, q, qrotate(q, (J[0] * L[0], J[1] * L[1], J[2] * L[2])))
@@ -137,7 +190,8 @@ def torque_batch(kinds, P, fn, t, q, w, J, out):
             1.0 / Jb[1] if Jb[1] > 0.0 else 0.0,
             1.0 / Jb[2] if Jb[2] > 0.0 else 0.0,
         )
-        tau0, D = split_torque(kinds, P, b, t, qb, I)
+        tw, tb, D, _, body = split_torque(kinds, P, b, t, qb, I)
+        tau0 = _world_part(qb, tw, tb, body)
         r = _with_omega(tau0, D, fn, t, qb, (w[b, 0], w[b, 1], w[b, 2]))
         out[b, 0] = r[0]
         out[b, 1] = r[1]
@@ -161,8 +215,8 @@ def kick(kinds, P, fn, b, t, q, L, J, I, s):
     (L0 + L1)/2``, by fixed-point iteration: symmetric and second order, so the Strang
     methods keep their order. Either way the kick is its own adjoint (``s -> -s`` undoes it).
     """
-    tau0, D = split_torque(kinds, P, b, t, q, I)
-    tb = _body(q, tau0)
+    tw, tbody, D, world, _ = split_torque(kinds, P, b, t, q, I)
+    tb = _body_part(q, tw, tbody, world)
     if fn is None:
         if D == 0.0:
             return (L[0] + s * tb[0], L[1] + s * tb[1], L[2] + s * tb[2])

@@ -22,13 +22,15 @@ The package, one concern per module, each importing only those before it:
 
 - :mod:`~tumble.dual.rules`: the derivative table (ufunc -> :class:`Rule`); knows nothing
   of the dual type;
+- :mod:`~tumble.dual.special`: the rules of ``scipy.special`` ufuncs (DLMF-cited), imported
+  only when a SciPy ufunc first meets a dual, so that this package does not import SciPy;
 - :mod:`~tumble.dual.number`: the :class:`Dual` type, which applies the table to ufuncs
   and dispatches array functions through a registry;
 - :mod:`~tumble.dual.functions`: the array functions on duals, registered on import;
 - :mod:`~tumble.dual.drivers`: ``derivative``, ``jacobian`` and the other drivers.
 
-``rules`` <- ``number`` <- ``functions``, and ``rules`` <- ``number`` <- ``drivers``
-(``drivers`` does not need ``functions``; importing the package loads both). Names
+``rules`` <- ``special`` (lazily) <- ``number`` <- ``functions``, and ``rules`` <- ``number``
+<- ``drivers`` (``drivers`` does not need ``functions``; importing the package loads both). Names
 shared between the modules are public in them; the package's ``__all__`` is its API.
 
 See ``docs/dual.md`` for the tour and the limitations.
@@ -40,15 +42,17 @@ from tumble.dual import functions as functions  # registers the array functions
 from tumble.dual.drivers import (
     DEFAULT_CHUNK,
     DEFAULT_POINTS_PER_PASS,
+    MAX_JACOBIAN_BYTES,
     derivative,
     directional_derivative,
     gradient,
     hessian,
     jacobian,
 )
-from tumble.dual.number import Dual
+from tumble.dual.number import Dual, nan_safe
 from tumble.dual.rules import (
     MINUS_ONE,
+    NOT_DIFFERENTIABLE,
     ONE,
     PIECEWISE_CONSTANT,
     PREDICATES,
@@ -61,7 +65,9 @@ from tumble.dual.rules import (
 __all__ = [
     "DEFAULT_CHUNK",
     "DEFAULT_POINTS_PER_PASS",
+    "MAX_JACOBIAN_BYTES",
     "MINUS_ONE",
+    "NOT_DIFFERENTIABLE",
     "ONE",
     "PIECEWISE_CONSTANT",
     "PREDICATES",
@@ -75,4 +81,5 @@ __all__ = [
     "gradient",
     "hessian",
     "jacobian",
+    "nan_safe",
 ]

@@ -18,9 +18,10 @@ the outer ones (ForwardDiff.jl issue 83: ``d/dx [x d/dy (x + y)]`` at 1 is 1, no
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -28,12 +29,21 @@ from numpy.typing import ArrayLike, NDArray
 
 from tumble._errors import InputError
 from tumble._validate import as_float_array, as_int
-from tumble.dual.number import Dual, is_plain, make_dual, shape_of, split
+from tumble.dual.number import (
+    Dual,
+    checking_every_coefficient,
+    is_plain,
+    make_dual,
+    nan_safe_enabled,
+    shape_of,
+    split,
+)
 from tumble.dual.rules import real_dtype
 
 __all__ = [
     "DEFAULT_CHUNK",
     "DEFAULT_POINTS_PER_PASS",
+    "MAX_JACOBIAN_BYTES",
     "Derivatives",
     "Function",
     "derivative",
@@ -70,7 +80,18 @@ Smaller slices pay the Python cost of a pass (about 10 µs per operation) more o
 Measured in ``benchmarks/bench_dual.py``; ``docs/dual.md`` has the numbers.
 """
 
+MAX_JACOBIAN_BYTES = 2 << 30
+"""Largest Jacobian the drivers build (bytes, default 2 GiB); ``max_bytes=`` raises it.
+
+An unbatched Jacobian of ``f: R^n -> R^m`` has ``m n`` entries: ``x`` of shape
+``(100000, 3)`` with a pointwise ``f`` asks for 300 000 x 300 000 (671 GiB), where
+``batched=True`` gives the (100000, 3, 3) that was meant. Above the limit the drivers raise
+:class:`~tumble.InputError` before they evaluate ``f`` on duals.
+"""
+
 _TAGS = itertools.count(1)
+_LAST_TAG = [0]
+_ACTIVE: set[int] = set()
 
 
 def _check_f(f: Any) -> None:
@@ -96,11 +117,38 @@ def _new_tag(x: Any) -> int:
             f"x: a dual of tag {x.tag} cannot be differentiated again with the smaller tag "
             f"{tag}; tags of hand-made duals must stay below those the drivers draw"
         )
+    _LAST_TAG[0] = tag
     return tag
+
+
+@contextlib.contextmanager
+def _differentiating(tag: int) -> Iterator[None]:
+    """Mark ``tag`` as in progress while ``f`` runs; once finished, any dual of it that
+    turns up again (kept by a closure, say) has escaped and is refused."""
+    _ACTIVE.add(tag)
+    try:
+        yield
+    finally:
+        _ACTIVE.discard(tag)
+
+
+def _check_escaped(y: Any, tag: int) -> None:
+    """Raise if ``y`` carries a perturbation of a differentiation that has finished."""
+    while isinstance(y, Dual):
+        if y.tag not in _ACTIVE and 0 < y.tag <= _LAST_TAG[0]:
+            raise InputError(
+                f"f: its result carries a perturbation of tag {y.tag}, from a "
+                f"differentiation that has already finished (this one has tag {tag}): the "
+                "perturbation leaked out, for instance a dual kept in a closure or a global "
+                "and reused. Recompute it inside f"
+            )
+        _check_escaped(y._v, tag)
+        y = y._d
 
 
 def _extract(y: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
     """Output shape and partials ``S_y + (k,)`` of the result ``y`` of ``f`` at ``tag``."""
+    _check_escaped(y, tag)
     if isinstance(y, Dual):
         if y.tag == tag:
             return y.shape, np.moveaxis(split(y, tag)[1], 0, -1)
@@ -125,6 +173,28 @@ def _extract(y: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
         )
     # f does not depend on x at all: its derivative is exactly zero.
     return arr.shape, np.zeros((*arr.shape, k), dtype=real_dtype(arr))
+
+
+def _may_hold_nan(d: Any) -> bool:
+    """Whether partials ``d`` may hold a NaN: one reduction for a plain array (a NaN, or
+    infinities of both signs, make the sum NaN; a false alarm only costs a re-check)."""
+    if isinstance(d, np.ndarray):
+        return bool(np.isnan(np.add.reduce(d, axis=None)))
+    return bool(np.any(np.isnan(d)))
+
+
+def _evaluate(f: Function, x: Any, seed: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
+    """Output shape and partials of ``f`` at ``x`` seeded with ``seed`` (``(k,) + S``).
+
+    NaN-safe partials check the coefficients of the rules that can be infinite at finite
+    input; if the result still holds a NaN, ``f`` is evaluated again checking every
+    coefficient, which gives what checking always would, at the price of that one pass.
+    """
+    out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
+    if nan_safe_enabled() and _may_hold_nan(d):
+        with checking_every_coefficient():
+            out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
+    return out_shape, d
 
 
 def _scalar_or_array(d: Any) -> Derivatives:
@@ -182,27 +252,54 @@ def directional_derivative(f: Function, x: ArrayLike | Dual, v: ArrayLike) -> De
             f"v: expected a shape broadcastable to x's shape {shape}, got {v.shape}"
         ) from None
     tag = _new_tag(x)
-    _, d = _extract(f(make_dual(x, seed[None], tag)), tag, 1)
+    with _differentiating(tag):
+        _, d = _evaluate(f, x, seed[None], tag, 1)
     return _scalar_or_array(d[..., 0])
 
 
+def _check_size(rows: int, n: int, x: Any, batched: bool, max_bytes: int) -> None:
+    """Refuse a Jacobian of ``rows x n`` entries above ``max_bytes``."""
+    size = rows * n * real_dtype(x).itemsize
+    if size <= max_bytes:
+        return
+    shape = shape_of(x)
+    hint = (
+        f" For a field evaluated pointwise at the {math.prod(shape[:-1])} points of x, pass "
+        f"batched=True (one {shape[-1]}-column Jacobian per point)."
+        if not batched and len(shape) >= 2
+        else ""
+    )
+    raise InputError(
+        f"x: the Jacobian at x of shape {shape} would have {rows} x {n} entries "
+        f"({size / 2**30:.3g} GiB), above the limit of {max_bytes / 2**30:.3g} GiB "
+        f"(max_bytes).{hint} Pass a larger max_bytes if you mean it."
+    )
+
+
 def _one_pass(
-    f: Function, x: NDArray[np.floating] | Dual, tag: int, chunk: int, batched: bool
+    f: Function,
+    x: NDArray[np.floating] | Dual,
+    tag: int,
+    chunk: int,
+    batched: bool,
+    max_bytes: int,
 ) -> tuple[tuple[int, ...], Any]:
     """(output shape, Jacobian) of ``f`` at all of ``x``: ``ceil(n / chunk)`` evaluations."""
     shape = shape_of(x)
     n = shape[-1] if batched else math.prod(shape)
-    eye = np.eye(n, dtype=real_dtype(x))
     pieces = []
     out_shape: tuple[int, ...] = ()
     for start in range(0, n, chunk) if n else [0]:
-        rows = eye[start : start + chunk]
-        k = rows.shape[0]
+        k = min(chunk, n - start)
+        rows = np.zeros((k, n), dtype=real_dtype(x))
+        rows[np.arange(k), start + np.arange(k)] = 1.0
         if batched:
             seed = np.broadcast_to(rows.reshape((k,) + (1,) * (len(shape) - 1) + (n,)), (k, *shape))
         else:
             seed = rows.reshape((k, *shape))
-        out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
+        out_shape, d = _evaluate(f, x, seed, tag, k)
+        if start == 0:
+            _check_size(math.prod(out_shape), n, x, batched, max_bytes)
         pieces.append(d)
     jac = pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=-1)
     if not batched:
@@ -231,6 +328,7 @@ def _jacobian(
     chunk: int | None,
     batched: bool,
     points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
+    max_bytes: int | None = None,
 ) -> tuple[tuple[int, ...], tuple[int, ...], Any]:
     """(input shape, output shape, Jacobian) with the layout described in :func:`jacobian`."""
     _check_f(f)
@@ -240,18 +338,42 @@ def _jacobian(
     chunk = DEFAULT_CHUNK if chunk is None else as_int(chunk, "chunk", minimum=1)
     if points_per_pass is not None:
         points_per_pass = as_int(points_per_pass, "points_per_pass", minimum=1)
+    limit = MAX_JACOBIAN_BYTES if max_bytes is None else as_int(max_bytes, "max_bytes", minimum=1)
     shape = shape_of(x)
     if batched and not shape:
         raise InputError("x: batched=True needs points of shape (..., n), got a 0-d x")
+    n = math.prod(shape)
+    if not batched and is_plain(x) and n * n * real_dtype(x).itemsize > limit:
+        # A Jacobian this wide is too large once f has as many outputs as inputs: ask f
+        # (on floats, cheap) how many it has before carrying any partials.
+        try:
+            outputs = np.size(f(x))  # type: ignore[arg-type]
+        except Exception:
+            outputs = 0  # let the dual evaluation raise f's own error
+        _check_size(outputs, n, x, batched, limit)
     tag = _new_tag(x)
+    with _differentiating(tag):
+        return _jacobian_passes(f, x, tag, chunk, batched, points_per_pass, limit)
+
+
+def _jacobian_passes(
+    f: Function,
+    x: Any,
+    tag: int,
+    chunk: int,
+    batched: bool,
+    points_per_pass: int | None,
+    max_bytes: int,
+) -> tuple[tuple[int, ...], tuple[int, ...], Any]:
+    shape = shape_of(x)
     # Nested drivers (x a dual) and unbatched Jacobians run in one pass.
     rows = _rows_per_pass(shape, points_per_pass) if batched and is_plain(x) else None
     if rows is None:
-        out_shape, jac = _one_pass(f, x, tag, chunk, batched)
+        out_shape, jac = _one_pass(f, x, tag, chunk, batched, max_bytes)
         return shape, out_shape, jac
     lead = shape[:-1]
     try:
-        out_shape, first = _one_pass(f, x[:rows], tag, chunk, batched)
+        out_shape, first = _one_pass(f, x[:rows], tag, chunk, batched, max_bytes)
         sliceable = out_shape[: len(lead)] == (rows, *lead[1:]) and len(out_shape) <= len(lead) + 1
     except Exception:
         sliceable = False
@@ -259,15 +381,16 @@ def _jacobian(
         # f does not act on a slice of the points as on the whole (it combines x with
         # per-point arrays of the full batch, say): differentiate all points at once; a
         # genuine error in f is raised from there.
-        out_shape, jac = _one_pass(f, x, tag, chunk, batched)
+        out_shape, jac = _one_pass(f, x, tag, chunk, batched, max_bytes)
         return shape, out_shape, jac
     full_shape = (shape[0], *out_shape[1:])
+    _check_size(math.prod(full_shape), shape[-1], x, batched, max_bytes)
     # The partials axis first in memory, as each pass produces it: the copies below are
     # then block copies, and the result has the same layout as a single pass's.
     jac = np.moveaxis(np.empty((first.shape[-1], *full_shape), dtype=first.dtype), 0, -1)
     jac[:rows] = first
     for start in range(rows, shape[0], rows):
-        part_shape, part = _one_pass(f, x[start : start + rows], tag, chunk, batched)
+        part_shape, part = _one_pass(f, x[start : start + rows], tag, chunk, batched, max_bytes)
         if part_shape[1:] != out_shape[1:]:
             raise InputError(
                 f"f: returned shape {part_shape} for points {start}:{start + rows} but "
@@ -284,6 +407,7 @@ def jacobian(
     chunk: int | None = None,
     batched: bool = False,
     points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
+    max_bytes: int | None = None,
 ) -> NDArray[np.floating[Any]] | Dual:
     """Jacobian of ``f`` at ``x`` by forward mode: ``J[i..., j...] = ∂f_i/∂x_j``.
 
@@ -313,13 +437,18 @@ def jacobian(
         to act on a slice of ``x`` as on the whole; if on the first slice ``f`` raises or
         returns a shape whose leading axes are not the slice's (it combines ``x`` with
         arrays of per-point data from outside, say), all points are evaluated at once.
+    max_bytes : int, optional
+        Largest Jacobian to build, in bytes (default :data:`MAX_JACOBIAN_BYTES`, 2 GiB).
+        A larger one raises :class:`~tumble.InputError` before ``f`` runs on duals (for
+        a wide unbatched ``x``, after one evaluation of ``f`` on floats to learn its
+        output size), suggesting ``batched=True`` where ``x`` looks like points.
 
     Returns
     -------
     ndarray or Dual
         Shape ``R + S``; with ``batched=True``, ``R + (n,)``, e.g. ``(N, m, n)``.
     """
-    return _jacobian(f, x, chunk, batched, points_per_pass)[2]
+    return _jacobian(f, x, chunk, batched, points_per_pass, max_bytes)[2]
 
 
 def gradient(
@@ -329,6 +458,7 @@ def gradient(
     chunk: int | None = None,
     batched: bool = False,
     points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
+    max_bytes: int | None = None,
 ) -> Derivatives:
     """Gradient ``∇f`` of a scalar-valued ``f`` at ``x``: shape ``S``.
 
@@ -336,7 +466,7 @@ def gradient(
     has shape ``(..., n)``. Cost as :func:`jacobian`: ``ceil(n / chunk)`` evaluations
     (per slice of ``points_per_pass`` points when batched).
     """
-    shape, out_shape, jac = _jacobian(f, x, chunk, batched, points_per_pass)
+    shape, out_shape, jac = _jacobian(f, x, chunk, batched, points_per_pass, max_bytes)
     expected = shape[:-1] if batched else ()
     if out_shape != expected:
         raise InputError(
@@ -353,6 +483,7 @@ def hessian(
     chunk: int | None = None,
     batched: bool = False,
     points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
+    max_bytes: int | None = None,
 ) -> NDArray[np.floating[Any]] | Dual:
     """Hessian ``∂²f/∂x_i∂x_j`` of a scalar-valued ``f`` at ``x``, by nested duals.
 
@@ -362,9 +493,10 @@ def hessian(
     evaluations with ``n * n`` second-order partials each.
     """
     return jacobian(
-        lambda y: gradient(f, y, chunk=chunk, batched=batched),
+        lambda y: gradient(f, y, chunk=chunk, batched=batched, max_bytes=max_bytes),
         x,
         chunk=chunk,
         batched=batched,
         points_per_pass=points_per_pass,
+        max_bytes=max_bytes,
     )

@@ -17,7 +17,9 @@ they work in the internal layout, partials ``(k,) + S`` with the ``k`` axis firs
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -25,10 +27,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from tumble._errors import InputError
-from tumble._kernels.dual import lincomb2
 from tumble._validate import as_float_array, as_int
 from tumble.dual.rules import (
+    FINITE_DERIVATIVES,
     MINUS_ONE,
+    NOT_DIFFERENTIABLE,
     ONE,
     PLAIN_OPERANDS,
     PREDICATES,
@@ -44,18 +47,145 @@ __all__ = [
     "HANDLED_FUNCTIONS",
     "Dual",
     "as_operand",
+    "checking_every_coefficient",
     "common_npartials",
     "full",
     "is_plain",
     "make_dual",
     "max_tag",
+    "nan_safe",
+    "nan_safe_enabled",
     "pad",
+    "rule_of",
     "shape_of",
     "split",
+    "times",
+    "ufunc_name",
 ]
 
 HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 """NumPy function -> its implementation on duals (filled by :mod:`tumble.dual.functions`)."""
+
+
+# --------------------------------------------------------------------------------------
+# The rule of a ufunc, NaN-safe products
+# --------------------------------------------------------------------------------------
+
+
+def rule_of(ufunc: Any) -> Rule | None:
+    """The :class:`Rule` of ``ufunc``: NumPy's from :data:`RULES`, SciPy's from
+    :mod:`tumble.dual.special`, which is imported here, on first use (a SciPy ufunc can
+    only reach a dual once SciPy is imported, so ``import tumble.dual`` never imports it)."""
+    rule = RULES.get(ufunc)
+    if rule is None and "scipy.special" in sys.modules:
+        from tumble.dual.special import SPECIAL_RULES
+
+        rule = SPECIAL_RULES.get(ufunc)
+    return rule
+
+
+def ufunc_name(ufunc: Any) -> str:
+    """``numpy.sin`` or ``scipy.special.erf``: where the user found the ufunc."""
+    name = getattr(ufunc, "__name__", repr(ufunc))
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, name, None) is ufunc:
+        return f"scipy.special.{name}"
+    if getattr(np, name, None) is ufunc:
+        return f"numpy.{name}"
+    return name
+
+
+_LINCOMB2: list[np.ufunc] = []
+
+
+def _lincomb2() -> np.ufunc:
+    """The fused ``ca * pa + cb * pb`` ufunc, compiled on first use: importing numba (which
+    imports SciPy) waits until a binary operation on duals needs it, so that
+    ``import tumble.dual`` stays light and SciPy-free."""
+    if not _LINCOMB2:
+        from tumble._kernels.dual import lincomb2
+
+        _LINCOMB2.append(lincomb2)
+    return _LINCOMB2[0]
+
+
+_NAN_SAFE = [True]
+
+
+@contextlib.contextmanager
+def nan_safe(enabled: bool = True) -> Iterator[None]:
+    """Within the block, turn NaN-safe partials on (the default) or off.
+
+    NaN-safe: a partial that is zero stays zero whatever it is multiplied by, so an
+    infinite derivative (``sqrt`` at 0) cannot turn an unrelated zero partial into NaN:
+    ``gradient(lambda v: np.sqrt(v[0]) + v[1], [0, 1])`` is ``[inf, 1]``, not
+    ``[inf, nan]`` (ForwardDiff.jl's NaN-safe mode). The check costs a pass over each
+    value-sized coefficient; ``docs/dual.md`` gives the measured cost.
+    """
+    if not isinstance(enabled, bool):
+        raise InputError(f"enabled: expected True or False, got {enabled!r}")
+    saved = _NAN_SAFE[0]
+    _NAN_SAFE[0] = enabled
+    try:
+        yield
+    finally:
+        _NAN_SAFE[0] = saved
+
+
+def nan_safe_enabled() -> bool:
+    """Whether NaN-safe partials are on (:func:`nan_safe`)."""
+    return _NAN_SAFE[0]
+
+
+_EVERY_COEFFICIENT = [False]
+
+
+@contextlib.contextmanager
+def checking_every_coefficient() -> Iterator[None]:
+    """Within the block, the NaN-safe product checks the coefficients of every rule, not
+    only of those outside :data:`~tumble.dual.rules.FINITE_DERIVATIVES`.
+
+    A coefficient of such a rule is not finite only where an input or the value already
+    is (``x * y`` with ``y = 1/0``). Checking them all costs a pass over every value-sized
+    coefficient (13 % on the benchmark), so the drivers evaluate ``f`` without it and
+    again with it only if the result holds a NaN: the same result as always checking.
+    """
+    saved = _EVERY_COEFFICIENT[0]
+    _EVERY_COEFFICIENT[0] = True
+    try:
+        yield
+    finally:
+        _EVERY_COEFFICIENT[0] = saved
+
+
+def _all_finite(c: Any) -> bool:
+    """Whether ``c`` (a coefficient: array, scalar or dual) is finite throughout."""
+    if c.__class__ is np.ndarray:
+        # One reduction instead of an isfinite temporary: NaN or ±inf anywhere makes the
+        # sum non-finite; an overflowing sum of finite values only takes the careful path.
+        return bool(np.isfinite(np.add.reduce(c, axis=None)))
+    if isinstance(c, Dual):
+        return _all_finite(c._v) and _all_finite(c._d)
+    if isinstance(c, np.floating | float | int):
+        return math.isfinite(c)
+    return True
+
+
+def _is_zero(p: Any) -> Any:
+    """Where ``p`` is exactly zero, including every partial of a nested dual."""
+    if isinstance(p, Dual):
+        return _is_zero(p._v) & np.all(_is_zero(p._d), axis=0)
+    return p == 0
+
+
+def times(c: Any, p: Any, check: bool = True) -> Any:
+    """``c * p`` for a coefficient ``c`` and partials ``p``, NaN-safe: where ``p`` is zero
+    the product is zero even if ``c`` is infinite or NaN (when :func:`nan_safe` is on and
+    ``check``)."""
+    if check and _NAN_SAFE[0] and not _all_finite(c):
+        with np.errstate(invalid="ignore"):
+            return np.where(_is_zero(p), np.zeros((), dtype=real_dtype(p)), c * p)
+    return c * p
 
 
 # --------------------------------------------------------------------------------------
@@ -209,6 +339,8 @@ class Dual:
         if self._s is not None:
             shape = self.shape
             k = shape_of(self._p)[0]
+            # Scales are finite (a rule whose coefficient is not is evaluated at once, by
+            # the NaN-safe product), so a plain product is safe here.
             self._p = full(self._s * pad(self._p, len(shape)), k, shape, self._v)
             self._s = None
         return self._p
@@ -327,6 +459,57 @@ class Dual:
     def dot(self, other: ArrayLike | Dual) -> Dual:
         return np.dot(self, other)
 
+    def ravel(self) -> Any:
+        return np.ravel(self)
+
+    def flatten(self) -> Any:
+        return np.ravel(self).copy()
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return np.squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return np.swapaxes(self, axis1, axis2)
+
+    def prod(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.prod(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.min(self, axis=axis, keepdims=keepdims)
+
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def cumsum(self, axis: Any = None) -> Any:
+        return np.cumsum(self, axis=axis)
+
+    def clip(self, min: Any = None, max: Any = None) -> Any:
+        return np.clip(self, min, max)
+
+    def round(self, decimals: int = 0) -> Any:
+        return np.round(self, decimals)
+
+    def trace(self, offset: int = 0) -> Any:
+        return np.trace(self, offset)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def argmax(self, axis: Any = None) -> Any:
+        return np.argmax(self, axis=axis)
+
+    def argmin(self, axis: Any = None) -> Any:
+        return np.argmin(self, axis=axis)
+
+    def argsort(self, axis: int = -1) -> Any:
+        return np.argsort(self, axis=axis)
+
     def copy(self) -> Dual:
         return np.copy(self)  # type: ignore[return-value]
 
@@ -414,17 +597,25 @@ class Dual:
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method != "__call__":
             raise TypeError(
-                f"numpy.{ufunc.__name__}.{method} is not supported on Dual arrays; "
-                "use the corresponding array function (np.sum, np.cumsum...) if listed"
+                f"{ufunc_name(ufunc)}.{method} is not supported on Dual arrays; use the "
+                "corresponding array function (np.sum, np.cumsum...) if listed in docs/dual.md"
             )
         if kwargs:
-            raise TypeError(
-                f"numpy.{ufunc.__name__} on Dual arrays does not support the arguments "
-                f"{sorted(kwargs)}"
-            )
+            out = kwargs.pop("out", None)
+            if out is not None and any(o is not None for o in out):
+                raise TypeError(
+                    f"{ufunc_name(ufunc)} on Dual arrays does not support the argument out="
+                )
+            if kwargs:
+                raise TypeError(
+                    f"{ufunc_name(ufunc)} on Dual arrays does not support the arguments "
+                    f"{sorted(kwargs)}"
+                )
         args = [x if isinstance(x, _OPERANDS) else np.asarray(x) for x in inputs]
-        rule = RULES.get(ufunc)
+        rule = RULES.get(ufunc) or rule_of(ufunc)
         if rule is not None:
+            if rule.nout > 1:
+                return _apply_multi(ufunc, rule, args)
             return _apply(ufunc, rule, args)
         if ufunc in PREDICATES:
             return ufunc(*[x._v if isinstance(x, Dual) else x for x in args])
@@ -433,8 +624,11 @@ class Dual:
         if impl is not None:
             return impl(*args)
         raise TypeError(
-            f"numpy.{ufunc.__name__} is not supported on Dual arrays (no derivative rule "
-            "in tumble.dual.RULES)"
+            f"{ufunc_name(ufunc)} is not supported on Dual arrays: it has no derivative rule "
+            "in tumble.dual.RULES (NumPy) or tumble.dual.special.SPECIAL_RULES (SciPy). The "
+            "supported functions are listed in docs/dual.md; to request one, open an issue "
+            "giving the function and its derivative (with a DLMF reference for special "
+            "functions)"
         )
 
     def __array_function__(
@@ -444,8 +638,9 @@ class Dual:
         if impl is None:
             name = getattr(func, "__module__", "numpy") + "." + getattr(func, "__name__", "?")
             raise TypeError(
-                f"{name} is not supported on Dual arrays; supported array functions: "
+                f"{name} is not supported on Dual arrays. Supported array functions: "
                 + ", ".join(sorted(f"np.{_function_name(f)}" for f in HANDLED_FUNCTIONS))
+                + ". To request one, open an issue naming the function (docs/dual.md)"
             )
         return impl(*args, **kwargs)
 
@@ -563,8 +758,9 @@ def _apply(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> Any:
         ]
     shape = out.shape if out.__class__ is np.ndarray or isinstance(out, Dual) else np.shape(out)
     ndim = len(shape)
+    check = _NAN_SAFE[0] and (_EVERY_COEFFICIENT[0] or ufunc not in FINITE_DERIVATIVES)
     k = -1
-    terms = []
+    terms: list[tuple[Any, Any]] = []
     for c, a in zip(coefficients, parts, strict=True):
         if a is None:
             continue
@@ -579,6 +775,12 @@ def _apply(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> Any:
             )
         if c is ZERO:
             continue
+        if c is NOT_DIFFERENTIABLE:
+            raise TypeError(
+                f"{ufunc_name(ufunc)} has no derivative with respect to argument "
+                f"{len(terms) + 1} (an integer or an order parameter); pass a plain number "
+                "there"
+            )
         scale = a._s
         if scale is not None:
             c = scale if c is ONE else -scale if c is MINUS_ONE else c * scale
@@ -591,16 +793,49 @@ def _apply(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> Any:
             return make_dual(out, full(p, k, shape, out), tag)
         if c.__class__ is Coefficient:
             c = c.value
-        if is_plain(c) and is_plain(p):
+        if is_plain(c) and is_plain(p) and not (check and not _all_finite(c)):
             return make_dual(out, p, tag, scale=c)
-        return make_dual(out, full(c * p, k, shape, out), tag)
+        return make_dual(out, full(times(c, p, check), k, shape, out), tag)
     (ca, pa), (cb, pb) = terms
     if ca.__class__ is Coefficient:
         ca = ca.value
     if cb.__class__ is Coefficient:
         cb = cb.value
-    if is_plain(ca) and is_plain(pa) and is_plain(cb) and is_plain(pb):
-        dp = lincomb2(ca, pa, cb, pb)
-    else:
-        dp = ca * pa + cb * pb
+    plain = is_plain(ca) and is_plain(pa) and is_plain(cb) and is_plain(pb)
+    if plain and (not check or (_all_finite(ca) and _all_finite(cb))):
+        fused = _LINCOMB2[0] if _LINCOMB2 else _lincomb2()
+        return make_dual(out, full(fused(ca, pa, cb, pb), k, shape, out), tag)
+    dp = times(ca, pa, check) + times(cb, pb, check)
     return make_dual(out, full(dp, k, shape, out), tag)
+
+
+def _apply_multi(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> tuple[Any, ...]:
+    """A rule of a ufunc with several outputs (``divmod``, ``frexp``, ``scipy.special.airy``):
+    each derivative returns one coefficient per output, ``None`` for an integer output,
+    which is returned as a plain array."""
+    tag = max_tag(args)
+    parts = [split(a, tag) for a in args]
+    values = [v for v, _ in parts]
+    k = common_npartials(parts)
+    outs = ufunc(*values)
+    coefficients = []
+    for i, (d, (_, p)) in enumerate(zip(rule.derivs, parts, strict=True)):
+        if p is not None:
+            if d is NOT_DIFFERENTIABLE:
+                raise TypeError(
+                    f"{ufunc_name(ufunc)} has no derivative with respect to argument {i + 1}"
+                )
+            per_output: Any = d  # a function: Rule refuses constants for several outputs
+            coefficients.append((per_output(outs, *values), p))
+    results: list[Any] = []
+    for j, out in enumerate(outs):
+        if any(c[j] is None for c, _ in coefficients):
+            results.append(out)
+            continue
+        shape = shape_of(out)
+        dp = None
+        for c, p in coefficients:
+            term = times(c[j], pad(p, len(shape)))
+            dp = term if dp is None else dp + term
+        results.append(make_dual(out, full(dp, k, shape, out), tag))
+    return tuple(results)

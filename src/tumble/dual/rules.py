@@ -1,13 +1,21 @@
-"""The derivative table: one :class:`Rule` per differentiable ufunc.
+"""The derivative table: one :class:`Rule` per differentiable NumPy ufunc.
 
 A rule says how a ufunc acts on duals. The value is the ufunc itself; the partials follow
 the chain rule ``d out = Σ_i ∂out/∂args[i] · d args[i]``, with one derivative per input.
 :mod:`tumble.dual.number` applies the table to every ufunc call on a :class:`Dual`, and the
-tests sample each entry inside its ``domain`` against closed forms and finite differences.
+tests sample each entry inside its ``domain`` against closed forms, finite differences and
+(at the points where a naive formula cancels or overflows) 50-digit mpmath derivatives.
+The rules of ``scipy.special`` live in :mod:`tumble.dual.special`, loaded only when a
+SciPy ufunc first meets a dual, so that importing :mod:`tumble.dual` does not import SciPy.
 
 This module knows nothing of the dual type. A derivative receives the ufunc's output and
 its inputs, which are plain operands (:data:`PLAIN_OPERANDS`) or duals of an enclosing
 differentiation; it is written with NumPy operations so that it runs on both.
+
+Rules that keep every digit: each formula below is the one that neither cancels nor
+overflows where the textbook form does (``expm1' = exp``, not ``expm1 + 1``;
+``tanh' = sech²`` from ``e^{-2|x|}``, not ``1 - tanh²``; ``(1 - x)(1 + x)`` instead of
+``1 - x²`` near ±1; ``hypot`` instead of a sum of squares).
 """
 
 from __future__ import annotations
@@ -20,8 +28,12 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from tumble._errors import InputError
+
 __all__ = [
+    "FINITE_DERIVATIVES",
     "MINUS_ONE",
+    "NOT_DIFFERENTIABLE",
     "ONE",
     "PIECEWISE_CONSTANT",
     "PLAIN_OPERANDS",
@@ -57,6 +69,13 @@ MINUS_ONE = Coefficient("MINUS_ONE", -1.0)
 """Derivative -1: the partials are negated."""
 ZERO = Coefficient("ZERO", 0.0)
 """Derivative 0: the argument's partials do not contribute."""
+NOT_DIFFERENTIABLE = Coefficient("NOT_DIFFERENTIABLE", math.nan)
+"""No derivative with respect to this argument (an integer exponent, a Bessel order):
+a dual there raises ``TypeError``; a plain operand is fine."""
+
+
+def _describe(x: Any) -> str:
+    return f"{type(x).__name__} {x!r}"[:80]
 
 
 class Partner:
@@ -65,11 +84,27 @@ class Partner:
     Calling it computes the derivative; besides, the dual type keeps ``ufunc(x)`` and
     ``partner(x)`` on the dual ``x``, so ``sin(t)`` and ``cos(t)`` of one dual cost two
     transcendental evaluations together instead of four.
+
+    Parameters
+    ----------
+    partner : numpy.ufunc
+        A unary ufunc with one output.
+    sign : {1, -1}
+        The sign of the derivative.
     """
 
+    partner: np.ufunc
+    sign: float
+
     def __init__(self, partner: np.ufunc, sign: float) -> None:
+        if not isinstance(partner, np.ufunc) or partner.nin != 1 or partner.nout != 1:
+            raise InputError(
+                f"partner: expected a unary NumPy ufunc with one output, got {_describe(partner)}"
+            )
+        if isinstance(sign, bool) or not isinstance(sign, numbers.Real) or sign not in (1, -1):
+            raise InputError(f"sign: expected 1 or -1, got {_describe(sign)}")
         self.partner = partner
-        self.sign = sign
+        self.sign = float(sign)
 
     def __call__(self, out: Any, x: Any) -> Any:
         value = self.partner(x)
@@ -93,14 +128,64 @@ class Rule:
     derivs : tuple
         One entry per ufunc input: a function ``(out, *args) -> ∂out/∂args[i]`` written
         with NumPy operations (so it also runs on nested duals), a :class:`Partner`
-        (``±partner(x)``, evaluated once with the value), or one of the constants ``ONE``,
-        ``MINUS_ONE``, ``ZERO``.
+        (``±partner(x)``, evaluated once with the value; unary rules only), or one of the
+        constants ``ONE``, ``MINUS_ONE``, ``ZERO``, ``NOT_DIFFERENTIABLE``. For a ufunc
+        with ``nout > 1`` outputs, ``out`` is the tuple of outputs and each function
+        returns a tuple of ``nout`` derivatives (``None`` for an output that is an integer
+        and carries no partials).
     domain : tuple of (low, high)
-        Per input, an interval inside which the function is smooth; the tests sample there.
+        Per input, a finite interval inside which the function is smooth; the tests
+        sample there.
+    source : str
+        Where the derivative comes from (a DLMF equation number for special functions).
+    nout : int
+        Number of outputs of the ufunc (default 1).
     """
 
     derivs: tuple[Derivative, ...]
     domain: tuple[tuple[float, float], ...]
+    source: str = ""
+    nout: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.nout, int) or isinstance(self.nout, bool) or self.nout < 1:
+            raise InputError(f"nout: expected an integer >= 1, got {_describe(self.nout)}")
+        if not isinstance(self.derivs, tuple) or not self.derivs:
+            raise InputError(
+                f"derivs: expected a non-empty tuple of derivatives, got {_describe(self.derivs)}"
+            )
+        for i, d in enumerate(self.derivs):
+            if not (isinstance(d, Coefficient) or callable(d)):
+                raise InputError(
+                    f"derivs: entry {i} must be a function (out, *args), a Partner or one of "
+                    f"ONE, MINUS_ONE, ZERO, NOT_DIFFERENTIABLE; got {_describe(d)}"
+                )
+            if isinstance(d, Partner) and len(self.derivs) != 1:
+                raise InputError(f"derivs: a Partner (entry {i}) is for unary ufuncs only")
+            if self.nout > 1 and isinstance(d, Coefficient | Partner):
+                raise InputError(
+                    f"derivs: entry {i} of a rule with {self.nout} outputs must be a function "
+                    "returning one derivative per output"
+                )
+        if not isinstance(self.domain, tuple) or len(self.domain) != len(self.derivs):
+            raise InputError(
+                f"domain: expected a tuple of {len(self.derivs)} (low, high) intervals, one "
+                f"per input, got {_describe(self.domain)}"
+            )
+        for i, interval in enumerate(self.domain):
+            ok = (
+                isinstance(interval, tuple)
+                and len(interval) == 2
+                and all(isinstance(b, numbers.Real) and math.isfinite(b) for b in interval)
+                and interval[0] < interval[1]
+            )
+            if not ok:
+                raise InputError(
+                    f"domain: entry {i} must be a finite interval (low, high) with low < high, "
+                    f"got {_describe(interval)}"
+                )
+        if not isinstance(self.source, str):
+            raise InputError(f"source: expected a string, got {_describe(self.source)}")
 
 
 def real_dtype(x: Any) -> np.dtype:
@@ -136,6 +221,21 @@ def _select_weight(mine: Any, other: Any, better: Callable[[Any, Any], Any], out
     return _float_like(better(mine, other), out) + 0.5 * _float_like(mine == other, out)
 
 
+def _nan_select_weight(mine: Any, other: Any, better: Callable[[Any, Any], Any], out: Any) -> Any:
+    # fmax/fmin take the other argument where one is NaN: the NaN side gets weight 0.
+    weight = _select_weight(mine, other, better, out)
+    return np.where(np.isnan(other), 1.0, np.where(np.isnan(mine), 0.0, weight))
+
+
+def _selection_rule(better: Callable[[Any, Any], Any], weight: Any, source: str) -> Rule:
+    """maximum/minimum/fmax/fmin: each argument weighted by whether it was selected."""
+    return Rule(
+        (lambda o, a, b: weight(a, b, better, o), lambda o, a, b: weight(b, a, better, o)),
+        ((-3.0, 3.0), (-3.0, 3.0)),
+        source,
+    )
+
+
 def _dpow_base(out: Any, x: Any, y: Any) -> Any:
     if isinstance(y, PLAIN_OPERANDS) and np.ndim(y) == 0:
         return 0.0 * x if y == 0 else y * x ** (y - 1)
@@ -150,6 +250,48 @@ def _dpow_exponent(out: Any, x: Any, y: Any) -> Any:
         return np.where(x == 0, 0.0, np.log(np.where(x == 0, 1.0, x)) * out)
 
 
+def _one_minus_square(x: Any) -> Any:
+    # (1 - x)(1 + x): 1 - x is exact for x in [1/2, 2] (Sterbenz), so near ±1 the product
+    # keeps every digit where 1 - x*x loses them (1.5e6 ulp at 1 - 2^-30).
+    return (1 - x) * (1 + x)
+
+
+def _dsqrt_one_minus_square(out: Any, x: Any) -> Any:
+    return 1 / np.sqrt(_one_minus_square(x))
+
+
+def _sech2(out: Any, x: Any) -> Any:
+    # sech² x = 4t / (1 + t)² with t = e^{-2|x|}: t underflows gracefully where cosh² x
+    # would overflow, and nothing cancels where 1 - tanh² x would (1.1e-8 off at x = 10,
+    # 0 beyond |x| ≈ 19).
+    t = np.exp(-2 * np.abs(x))
+    return 4 * t / ((1 + t) * (1 + t))
+
+
+def _darccosh(out: Any, x: Any) -> Any:
+    # 1 / sqrt((x-1)(x+1)) as a product of two roots: x - 1 is exact near 1, and neither
+    # factor overflows at x = 1e200 (where x² - 1 would).
+    return 1 / (np.sqrt(x - 1) * np.sqrt(x + 1))
+
+
+def _darctan(out: Any, x: Any) -> Any:
+    # 1/(1 + x²), and (1/x)² / (1 + (1/x)²) for |x| > 1, where x² could overflow.
+    big = np.abs(x) > 1
+    r = 1 / np.where(big, x, 1.0)
+    return np.where(big, r * r / (1 + r * r), 1 / (1 + x * x))
+
+
+def _darctan2(out: Any, y: Any, x: Any, numerator: Any, sign: float) -> Any:
+    # ∂/∂y = x / (x² + y²) = (x/h)/h with h = hypot(x, y): neither squares underflow at
+    # (1e-200, 1e-200) nor overflow at 1e200. At the origin, where atan2 jumps, 0.
+    h = np.hypot(x, y)
+    return sign * safe_ratio(safe_ratio(numerator, h), h)
+
+
+def _dlogaddexp2(out: Any, a: Any) -> Any:
+    return np.exp2(a - out)
+
+
 _ANY = (-3.0, 3.0)
 _POS = (0.2, 3.0)
 _UNIT = (-0.9, 0.9)
@@ -161,80 +303,155 @@ _DENOMINATOR = (0.95, 1.05)
 RULES: dict[np.ufunc, Rule] = {
     np.positive: Rule((ONE,), (_ANY,)),
     np.negative: Rule((MINUS_ONE,), (_ANY,)),
+    np.conjugate: Rule((ONE,), (_ANY,), "real argument: conj x = x"),
     np.add: Rule((ONE, ONE), (_ANY, _ANY)),
     np.subtract: Rule((ONE, MINUS_ONE), (_ANY, _ANY)),
-    np.multiply: Rule((lambda o, a, b: b, lambda o, a, b: a), (_ANY, _ANY)),
-    np.divide: Rule((lambda o, a, b: 1 / b, lambda o, a, b: -o / b), (_ANY, _POS)),
-    np.power: Rule((_dpow_base, _dpow_exponent), (_POS, _ANY)),
-    np.float_power: Rule((_dpow_base, _dpow_exponent), (_POS, _ANY)),
-    np.reciprocal: Rule((lambda o, x: -o * o,), (_POS,)),
-    np.square: Rule((lambda o, x: 2 * x,), (_ANY,)),
-    np.sqrt: Rule((lambda o, x: 0.5 / o,), (_POS,)),
-    np.cbrt: Rule((lambda o, x: 1 / (3 * o * o),), (_POS,)),
-    np.exp: Rule((lambda o, x: o,), (_ANY,)),
-    np.exp2: Rule((lambda o, x: o * _LN2,), (_ANY,)),
-    np.expm1: Rule((lambda o, x: o + 1,), (_ANY,)),
-    np.log: Rule((lambda o, x: 1 / x,), (_POS,)),
-    np.log2: Rule((lambda o, x: 1 / (x * _LN2),), (_POS,)),
-    np.log10: Rule((lambda o, x: 1 / (x * _LN10),), (_POS,)),
-    np.log1p: Rule((lambda o, x: 1 / (1 + x),), ((-0.8, 3.0),)),
+    np.multiply: Rule((lambda o, a, b: b, lambda o, a, b: a), (_ANY, _ANY), "b, a"),
+    # np.divide, not the operator: 1 / 0.0 between Python floats would raise
+    # ZeroDivisionError where NumPy gives inf with a RuntimeWarning.
+    np.divide: Rule(
+        (lambda o, a, b: np.divide(1.0, b), lambda o, a, b: np.divide(-o, b)),
+        (_ANY, _POS),
+        "1/b, -out/b",
+    ),
+    np.power: Rule(
+        (_dpow_base, _dpow_exponent), (_POS, _ANY), "y x^(y-1) (0 at y = 0), x^y log x (0 at x = 0)"
+    ),
+    np.float_power: Rule((_dpow_base, _dpow_exponent), (_POS, _ANY), "as power"),
+    np.reciprocal: Rule((lambda o, x: -o * o,), (_POS,), "-1/x²"),
+    np.square: Rule((lambda o, x: 2 * x,), (_ANY,), "2x"),
+    np.sqrt: Rule((lambda o, x: 0.5 / o,), (_POS,), "1/(2 sqrt x)"),
+    np.cbrt: Rule((lambda o, x: 1 / (3 * o * o),), (_POS,), "1/(3 cbrt(x)²)"),
+    np.exp: Rule((lambda o, x: o,), (_ANY,), "exp x"),
+    np.exp2: Rule((lambda o, x: o * _LN2,), (_ANY,), "2^x ln 2"),
+    np.expm1: Rule((Partner(np.exp, 1.0),), (_ANY,), "expm1' = exp (not expm1 + 1)"),
+    np.log: Rule((lambda o, x: 1 / x,), (_POS,), "1/x"),
+    np.log2: Rule((lambda o, x: 1 / (x * _LN2),), (_POS,), "1/(x ln 2)"),
+    np.log10: Rule((lambda o, x: 1 / (x * _LN10),), (_POS,), "1/(x ln 10)"),
+    np.log1p: Rule((lambda o, x: 1 / (1 + x),), ((-0.8, 3.0),), "1/(1+x)"),
     np.sin: Rule((Partner(np.cos, 1.0),), (_ANY,)),
     np.cos: Rule((Partner(np.sin, -1.0),), (_ANY,)),
-    np.tan: Rule((lambda o, x: 1 + o * o,), ((-1.4, 1.4),)),
-    np.arcsin: Rule((lambda o, x: 1 / np.sqrt(1 - x * x),), (_UNIT,)),
-    np.arccos: Rule((lambda o, x: -1 / np.sqrt(1 - x * x),), (_UNIT,)),
-    np.arctan: Rule((lambda o, x: 1 / (1 + x * x),), (_ANY,)),
+    np.tan: Rule((lambda o, x: 1 + o * o,), ((-1.4, 1.4),), "1 + tan² x"),
+    np.arcsin: Rule((_dsqrt_one_minus_square,), (_UNIT,), "1/sqrt((1-x)(1+x))"),
+    np.arccos: Rule(
+        (lambda o, x: -_dsqrt_one_minus_square(o, x),), (_UNIT,), "-1/sqrt((1-x)(1+x))"
+    ),
+    np.arctan: Rule((_darctan,), (_ANY,), "1/(1+x²), (1/x)²/(1+(1/x)²) for |x| > 1"),
     np.arctan2: Rule(
-        (lambda o, y, x: x / (x * x + y * y), lambda o, y, x: -y / (x * x + y * y)),
+        (
+            lambda o, y, x: _darctan2(o, y, x, x, 1.0),
+            lambda o, y, x: _darctan2(o, y, x, y, -1.0),
+        ),
         (_POS, _ANY),
+        "(x/h)/h and -(y/h)/h with h = hypot(x, y)",
     ),
     np.sinh: Rule((Partner(np.cosh, 1.0),), (_ANY,)),
     np.cosh: Rule((Partner(np.sinh, 1.0),), (_ANY,)),
-    np.tanh: Rule((lambda o, x: 1 - o * o,), (_ANY,)),
-    np.arcsinh: Rule((lambda o, x: 1 / np.sqrt(x * x + 1),), (_ANY,)),
-    np.arccosh: Rule((lambda o, x: 1 / np.sqrt(x * x - 1),), ((1.2, 4.0),)),
-    np.arctanh: Rule((lambda o, x: 1 / (1 - x * x),), (_UNIT,)),
+    np.tanh: Rule((_sech2,), (_ANY,), "sech² x = 4t/(1+t)², t = exp(-2|x|)"),
+    np.arcsinh: Rule((lambda o, x: 1 / np.hypot(x, 1.0),), (_ANY,), "1/hypot(x, 1)"),
+    np.arccosh: Rule((_darccosh,), ((1.2, 4.0),), "1/(sqrt(x-1) sqrt(x+1))"),
+    np.arctanh: Rule((lambda o, x: 1 / _one_minus_square(x),), (_UNIT,), "1/((1-x)(1+x))"),
     np.hypot: Rule(
-        (lambda o, x, y: safe_ratio(x, o), lambda o, x, y: safe_ratio(y, o)), (_ANY, _POS)
+        (lambda o, x, y: safe_ratio(x, o), lambda o, x, y: safe_ratio(y, o)),
+        (_ANY, _POS),
+        "x/h, y/h (0 at the origin)",
     ),
-    np.absolute: Rule((lambda o, x: np.sign(x),), (_ANY,)),
-    np.fabs: Rule((lambda o, x: np.sign(x),), (_ANY,)),
-    np.maximum: Rule(
-        (
-            lambda o, a, b: _select_weight(a, b, np.greater, o),
-            lambda o, a, b: _select_weight(b, a, np.greater, o),
-        ),
+    np.absolute: Rule((lambda o, x: np.sign(x),), (_ANY,), "sign x (0 at 0)"),
+    np.fabs: Rule((lambda o, x: np.sign(x),), (_ANY,), "sign x (0 at 0)"),
+    np.maximum: _selection_rule(
+        np.greater, _select_weight, "1 to the larger argument, 1/2 each at a tie"
+    ),
+    np.minimum: _selection_rule(
+        np.less, _select_weight, "1 to the smaller argument, 1/2 each at a tie"
+    ),
+    np.fmax: _selection_rule(
+        np.greater, _nan_select_weight, "as maximum; a NaN argument gets weight 0"
+    ),
+    np.fmin: _selection_rule(
+        np.less, _nan_select_weight, "as minimum; a NaN argument gets weight 0"
+    ),
+    np.copysign: Rule(
+        (lambda o, x, y: 2 * _float_like(np.signbit(x) == np.signbit(y), o) - 1, ZERO),
         (_ANY, _ANY),
+        "copysign(x, y) = ±x: ∂x = ±1, ∂y = 0 (a step)",
     ),
-    np.minimum: Rule(
-        (
-            lambda o, a, b: _select_weight(a, b, np.less, o),
-            lambda o, a, b: _select_weight(b, a, np.less, o),
-        ),
-        (_ANY, _ANY),
+    np.ldexp: Rule(
+        (lambda o, x, i: np.ldexp(_float_like(1, o), i), NOT_DIFFERENTIABLE),
+        (_ANY, (-3.0, 3.0)),
+        "x 2^i",
     ),
-    np.deg2rad: Rule((lambda o, x: math.pi / 180,), (_ANY,)),
-    np.radians: Rule((lambda o, x: math.pi / 180,), (_ANY,)),
-    np.rad2deg: Rule((lambda o, x: 180 / math.pi,), (_ANY,)),
-    np.degrees: Rule((lambda o, x: 180 / math.pi,), (_ANY,)),
+    np.deg2rad: Rule((lambda o, x: math.pi / 180,), (_ANY,), "π/180"),
+    np.radians: Rule((lambda o, x: math.pi / 180,), (_ANY,), "π/180"),
+    np.rad2deg: Rule((lambda o, x: 180 / math.pi,), (_ANY,), "180/π"),
+    np.degrees: Rule((lambda o, x: 180 / math.pi,), (_ANY,), "180/π"),
     np.logaddexp: Rule(
-        (lambda o, a, b: np.exp(a - o), lambda o, a, b: np.exp(b - o)), (_ANY, _ANY)
+        (lambda o, a, b: np.exp(a - o), lambda o, a, b: np.exp(b - o)),
+        (_ANY, _ANY),
+        "exp(a - out), exp(b - out)",
     ),
-    np.remainder: Rule((ONE, lambda o, a, b: -np.floor_divide(a, b)), (_NUMERATOR, _DENOMINATOR)),
-    np.fmod: Rule((ONE, lambda o, a, b: -np.trunc(a / b)), (_NUMERATOR, _DENOMINATOR)),
+    np.logaddexp2: Rule(
+        (lambda o, a, b: _dlogaddexp2(o, a), lambda o, a, b: _dlogaddexp2(o, b)),
+        (_ANY, _ANY),
+        "2^(a - out), 2^(b - out)",
+    ),
+    np.remainder: Rule(
+        (ONE, lambda o, a, b: -np.floor_divide(a, b)), (_NUMERATOR, _DENOMINATOR), "1, -floor(a/b)"
+    ),
+    np.fmod: Rule(
+        (ONE, lambda o, a, b: -np.trunc(a / b)), (_NUMERATOR, _DENOMINATOR), "1, -trunc(a/b)"
+    ),
+    np.divmod: Rule(
+        (lambda o, a, b: (0.0, 1.0), lambda o, a, b: (0.0, -np.floor_divide(a, b))),
+        (_NUMERATOR, _DENOMINATOR),
+        "(a // b, a % b): the quotient is a step",
+        nout=2,
+    ),
+    np.modf: Rule((lambda o, x: (1.0, 0.0),), (_FRACTION,), "(fraction, integer part)", nout=2),
+    np.frexp: Rule(
+        (lambda o, x: (np.ldexp(_float_like(1, o[0]), -o[1]), None),),
+        ((0.2, 3.0),),
+        "x = m 2^e: ∂m = 2^-e, e an integer",
+        nout=2,
+    ),
     # Step functions: derivative 0 where it exists, and 0 chosen at the jumps, where none
     # exists (the convention of ForwardDiff.jl and JAX). Documented in docs/dual.md.
-    np.floor: Rule((ZERO,), (_FRACTION,)),
-    np.ceil: Rule((ZERO,), (_FRACTION,)),
-    np.trunc: Rule((ZERO,), (_FRACTION,)),
-    np.rint: Rule((ZERO,), ((0.1, 0.4),)),
-    np.sign: Rule((ZERO,), (_POS,)),
-    np.floor_divide: Rule((ZERO, ZERO), (_NUMERATOR, _DENOMINATOR)),
-    np.heaviside: Rule((ZERO, ZERO), (_POS, (0.0, 1.0))),
+    np.floor: Rule((ZERO,), (_FRACTION,), "a step: 0"),
+    np.ceil: Rule((ZERO,), (_FRACTION,), "a step: 0"),
+    np.trunc: Rule((ZERO,), (_FRACTION,), "a step: 0"),
+    np.rint: Rule((ZERO,), ((0.1, 0.4),), "a step: 0"),
+    np.sign: Rule((ZERO,), (_POS,), "a step: 0"),
+    np.spacing: Rule((ZERO,), (_POS,), "a step: 0"),
+    np.nextafter: Rule((ONE, ZERO), (_ANY, _ANY), "the next float: a step of one ulp"),
+    np.floor_divide: Rule((ZERO, ZERO), (_NUMERATOR, _DENOMINATOR), "a step: 0"),
+    np.heaviside: Rule((ZERO, ZERO), (_POS, (0.0, 1.0)), "a step: 0"),
 }
 """The derivative table: ufunc -> :class:`Rule`. One entry per differentiable ufunc."""
 
-PIECEWISE_CONSTANT = frozenset(u for u, r in RULES.items() if all(d is ZERO for d in r.derivs))
+FINITE_DERIVATIVES = frozenset(RULES) - {
+    np.divide,
+    np.power,
+    np.float_power,
+    np.reciprocal,
+    np.sqrt,
+    np.cbrt,
+    np.log,
+    np.log2,
+    np.log10,
+    np.log1p,
+    np.tan,
+    np.arcsin,
+    np.arccos,
+    np.arctanh,
+    np.arccosh,
+}
+"""Ufuncs whose derivatives are finite wherever their inputs and value are: the NaN-safe
+product need not check their coefficients (the drivers re-check every coefficient when a
+result holds NaN anyway). The others (``sqrt`` at 0, ``1/x``, ``arcsin`` at ±1, every
+``scipy.special`` rule) are checked on every call."""
+
+PIECEWISE_CONSTANT = frozenset(
+    u for u, r in RULES.items() if all(d is ZERO or d is NOT_DIFFERENTIABLE for d in r.derivs)
+)
 """Ufuncs in :data:`RULES` whose partials are always zero (step functions)."""
 
 PREDICATES = frozenset(
@@ -249,6 +466,10 @@ PREDICATES = frozenset(
         np.isinf,
         np.isnan,
         np.signbit,
+        np.logical_and,
+        np.logical_or,
+        np.logical_xor,
+        np.logical_not,
     }
 )
 """Ufuncs applied to the value only; they return plain boolean arrays."""

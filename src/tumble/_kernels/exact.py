@@ -1,0 +1,739 @@
+"""Exact torque-free motion, compiled: Jacobi functions by theta series, the free flow.
+
+Per-body kernels on tuples of float64, the maths of ``docs/exact.md`` (reference
+``shared/reference/rigid-body-integrators.md`` §4.2, §4.3). The flow is split in two:
+:func:`prepare` computes, once per state ``(q0, L_b0)``, everything that depends only on it
+(the kind of motion, the sorting of the axes, the elliptic parameter and its complement,
+``K``, the nomes of the theta series, the phase ``u0``, the third-kind integral's
+constants and the fixed factors of the attitude); :func:`evaluate` then gives the state at
+any time ``t`` from those constants with one Jacobi-function evaluation (a sine and a
+cosine, or one exponential), one ``atan2`` for the third-kind integral and the attitude
+products. :func:`free_flow` is the two in one call.
+
+The elliptic functions and the third-kind integral are evaluated by theta series (DLMF
+22.2, 20.2) of the nome ``q = exp(-π K'/K)`` when ``m <= 1/2`` and, after Jacobi's
+imaginary transformation (DLMF 20.7.30, 22.6.iv), of ``q' = exp(-π K/K')`` when
+``m > 1/2``; either nome is at most ``exp(-π) = 0.0432``, so four terms reach round-off.
+In the second form ``cn`` and ``dn`` are ratios of sums of positive terms and keep their
+relative accuracy where they are tiny (near the separatrix), and the separatrix itself
+(``q' = 0``) is the same formula: ``sn = tanh``, ``cn = dn = sech``. The nome comes from
+its series in the modulus (A&S 17.3.21), ``K`` and ``K'`` from the nome (DLMF 20.9.2), the
+complete third-kind integral from the series itself; only the phase ``u0`` and the
+parameter of the third-kind integral need an incomplete integral, Carlson's ``R_F``
+(duplication, DLMF 19.36.i), in :func:`prepare`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from numba import prange
+
+from tumble._kernels import njit, parallel_njit
+from tumble._kernels.rotation import mat_to_q, qconj, qmul, qnormalize, qrotate, rotvec_to_q
+
+#: Two inverse moments count as equal (symmetric top) within this times the largest one.
+EQUAL_RTOL = 8 * 2.0**-52
+#: ``1 - m`` below this (an orbit within ~1e-50 |L| of the unstable axis) is raised to it.
+M1_FLOOR = 1e-100
+#: Squared body components below this times ``|L|²`` count as zero (a steady spin).
+STEADY_FLOOR = 1e-280
+
+_EPS = 2.0**-53
+# Carlson's stopping rule: the truncated series of R_F errs by less than r when
+# 4^-n max|A0 - x| < (3r)^(1/6) |A_n|; r = one rounding.
+_RF_TOL = (3.0 * _EPS) ** (1.0 / 6.0)
+_MAX_DUPLICATIONS = 60
+
+#: Kinds of motion (:func:`prepare`'s ``kind``).
+UNIFORM = 0.0
+SYMMETRIC = 1.0
+ASYMMETRIC = 2.0
+
+#: Theta-series constants of one asymmetric motion (:func:`series`): ``high`` (1.0 when
+#: ``m > 1/2``: series in the complementary nome, argument ``x = scale |u|``), ``scale``
+#: (``π/2K``, or ``π/2K'`` when high, 1 on the separatrix), ``nome`` the powers
+#: ``(q, q², q⁴, q⁶, q⁹, q¹², q¹⁶)``, ``c_sn, c_cn, c_dn`` the normalisations
+#: (``sn(K) = cn(0) = dn(0) = 1``), and the third-kind integral
+#: ``V(u) = v_lin u + v_arg atan2(Im, Re)`` with the series coefficients ``vr``, ``vi``.
+Theta = namedtuple(
+    "Theta", ["high", "scale", "nome", "c_sn", "c_cn", "c_dn", "v_lin", "v_arg", "vr", "vi"]
+)
+
+#: Constants of the motion from one state, all float64 (flags are 0.0 or 1.0):
+#:
+#: * ``kind`` (:data:`UNIFORM`, :data:`SYMMETRIC`, :data:`ASYMMETRIC`);
+#: * ``q``: the initial attitude (uniform, symmetric), the fixed left factor
+#:   ``q0 ⊗ p* ⊗ Rz(ϕ0) ⊗ Ry(θ0)`` of the attitude (asymmetric);
+#: * ``L``: the body momentum (uniform, symmetric), the world unit vector ``L̂_w``
+#:   (asymmetric); ``w``: the world angular velocity (uniform), the precession rate
+#:   vector ``J⊥ L_w`` (symmetric);
+#: * symmetric: ``axis`` (0, 1, 2) and ``spin = (J∥ - J⊥) L_a``;
+#: * asymmetric: ``P`` (row-major, body to frame coordinates) and its quaternion ``p``;
+#:   ``amp`` the sorted amplitudes of ``L/|L|``; flags ``case_a``, ``ref_e3``,
+#:   ``circulates``, ``separatrix``; ``norm = |L|``, ``wp``, ``u0``, ``K`` (inf on the
+#:   separatrix) and ``half_per_K = 1/2K``, ``Vc = Π(n|m) - K``, ``V0 = V(u0)``,
+#:   ``psi_rate = |L| J1`` (reference e3) or ``|L| J3`` (e1) and ``psi_v = ± |L| (J1 - J3)
+#:   / wp`` (``ψ = psi_rate t + psi_v (V(u) - V0)``), ``theta``.
+Flow = namedtuple(
+    "Flow",
+    [
+        "kind",
+        "q",
+        "L",
+        "w",
+        "axis",
+        "spin",
+        "P",
+        "p",
+        "amp",
+        "case_a",
+        "ref_e3",
+        "circulates",
+        "separatrix",
+        "norm",
+        "wp",
+        "u0",
+        "K",
+        "half_per_K",
+        "Vc",
+        "V0",
+        "psi_rate",
+        "psi_v",
+        "theta",
+    ],
+)
+
+
+# --------------------------------------------------------------------------------------
+# Carlson's symmetric integral of the first kind (prepare only)
+
+
+@njit
+def carlson_rf(x, y, z):
+    """``R_F(x, y, z) = ½ ∫0^∞ dt / sqrt((t+x)(t+y)(t+z))`` for ``x, y, z >= 0``, at most
+    one zero. Duplication to ``A_n``, then the fifth-order series (DLMF 19.36.1)."""
+    x0, y0 = x, y
+    a0 = (x + y + z) / 3.0
+    a = a0
+    q = max(abs(a0 - x), abs(a0 - y), abs(a0 - z)) / _RF_TOL
+    f = 1.0
+    for _ in range(_MAX_DUPLICATIONS):
+        if q < f * abs(a):
+            break
+        sx, sy, sz = math.sqrt(x), math.sqrt(y), math.sqrt(z)
+        lam = sx * sy + sy * sz + sz * sx
+        x, y, z, a = 0.25 * (x + lam), 0.25 * (y + lam), 0.25 * (z + lam), 0.25 * (a + lam)
+        f *= 4.0
+    X = (a0 - x0) / (f * a)
+    Y = (a0 - y0) / (f * a)
+    Z = -(X + Y)
+    e2 = X * Y - Z * Z
+    e3 = X * Y * Z
+    return (1.0 - e2 / 10.0 + e3 / 14.0 + e2 * e2 / 24.0 - 3.0 * e2 * e3 / 44.0) / math.sqrt(a)
+
+
+# --------------------------------------------------------------------------------------
+# Jacobi functions and the third-kind integral by theta series (evaluate)
+
+
+@njit(inline="always")
+def series(th, u):
+    """``sn, cn, dn`` of ``u`` (``|u| <= K``) and the angle term of ``V(u)``.
+
+    ``V(u) = Π(n; am u | m) - u = th.v_lin u + th.v_arg arg`` (the caller adds the linear
+    part). ``m <= 1/2``, ``ζ = π u / 2K`` (DLMF 22.2.4-6, 20.2.1-4)::
+
+        sn = θ3(0)/θ2(0) θ1(ζ)/θ4(ζ),  cn = θ4(0)/θ2(0) θ2(ζ)/θ4(ζ),  dn = θ4(0)/θ3(0) θ3/θ4,
+
+    ``θ1``, ``θ2`` written as ``sin ζ``, ``cos ζ`` times polynomials in ``cos 2kζ`` (so
+    ``sn`` and ``cn`` are relatively accurate near their zeros), and
+    ``arg = arg θ4(ζ + iβ)`` (Jacobi's form of ``Π`` with the imaginary parameter ``ib``).
+    ``m > 1/2``: Jacobi's imaginary transformation turns these into series in ``q'`` of
+    ``cosh``/``sinh`` of ``x = π|u|/2K'``, scaled by ``2 e^{-x}`` (no overflow); with
+    ``E = e^{-2x}``, ``h = q' / E <= 1`` and ``g_k = h^k q'^{k²}``::
+
+        sn = c_sn (1 - E) Σ (-1)^k g_k P_k(E) / D,   D = Σ g_k (1 + E^{2k+1}),
+        cn = c_cn 2e^{-x} θ4h / D,   dn = c_dn 2e^{-x} θ3h / D,
+
+    ``P_k(E) = (1 - E^{2k+1})/(1 - E)``, ``θ3h, θ4h = 1 + Σ (±1)^k (h^k q'^{k²-k} + q'^{k²}
+    E^k)``; and ``arg = arg θ2(β' - i x | q')``, whose real part is dominated by its first
+    term ``cos β' > 0.57`` (``|n| <= 1``), so ``atan2`` never wraps.
+    """
+    q, q2, q4, q6, q9, q12, q16 = th.nome
+    vr, vi = th.vr, th.vi
+    if th.high == 0.0:
+        z = th.scale * u
+        s = math.sin(z)
+        c = math.cos(z)
+        c1 = (c - s) * (c + s)
+        c2 = 2.0 * c1 * c1 - 1.0
+        c3 = 2.0 * c1 * c2 - c1
+        s1 = 2.0 * s * c
+        s2 = 2.0 * s1 * c1
+        s3 = s1 * c2 + c1 * s2
+        t1 = s * (
+            1.0
+            - q2 * (2.0 * c1 + 1.0)
+            + q6 * (2.0 * (c2 + c1) + 1.0)
+            - q12 * (2.0 * (c3 + c2 + c1) + 1.0)
+        )
+        t2 = c * (
+            1.0
+            + q2 * (2.0 * c1 - 1.0)
+            + q6 * (2.0 * (c2 - c1) + 1.0)
+            + q12 * (2.0 * (c3 - c2 + c1) - 1.0)
+        )
+        t3 = 1.0 + 2.0 * (q * c1 + q4 * c2 + q9 * c3)
+        t4 = 1.0 + 2.0 * (q4 * c2 - q * c1 - q9 * c3)
+        inv = 1.0 / t4
+        re = 1.0 + vr[0] * c1 + vr[1] * c2 + vr[2] * c3
+        im = vi[0] * s1 + vi[1] * s2 + vi[2] * s3
+        return th.c_sn * t1 * inv, th.c_cn * t2 * inv, th.c_dn * t3 * inv, math.atan2(im, re)
+    x = th.scale * abs(u)
+    ex = math.exp(-x)
+    E = ex * ex
+    # 1 - E without cancellation at small x; E itself keeps its relative accuracy.
+    omE = 1.0 - E if E < 0.5 else -math.expm1(-2.0 * x)
+    h = q / E if q > 0.0 else 0.0
+    h2 = h * h
+    h3 = h2 * h
+    g1 = h * q
+    g2 = h2 * q4
+    g3 = h3 * q9
+    e2 = E * E
+    e3 = e2 * E
+    e4 = e2 * e2
+    e5 = e4 * E
+    e6 = e4 * e2
+    e7 = e6 * E
+    p1 = 1.0 + E + e2
+    p2 = p1 + e3 + e4
+    p3 = p2 + e5 + e6
+    a1, a3, a5, a7 = 1.0 + E, 1.0 + e3, 1.0 + e5, 1.0 + e7
+    inv = 1.0 / (a1 + g1 * a3 + g2 * a5 + g3 * a7)
+    num = omE * (1.0 - g1 * p1 + g2 * p2 - g3 * p3)
+    k1 = h + q * E
+    k2 = h2 * q2 + q4 * e2
+    k3 = h3 * q6 + q9 * e3
+    k4 = h2 * h2 * q12 + q16 * e4
+    t3 = 1.0 + k1 + k2 + k3 + k4
+    t4 = 1.0 - k1 + k2 - k3 + k4
+    sign = -1.0 if u < 0.0 else 1.0
+    re = vr[0] * a1 + g1 * vr[1] * a3 + g2 * vr[2] * a5 + g3 * vr[3] * a7
+    im = omE * (vi[0] + g1 * vi[1] * p1 + g2 * vi[2] * p2 + g3 * vi[3] * p3)
+    sn = sign * th.c_sn * num * inv
+    return (
+        sn,
+        th.c_cn * 2.0 * ex * t4 * inv,
+        th.c_dn * 2.0 * ex * t3 * inv,
+        sign * math.atan2(im, re),
+    )
+
+
+@njit
+def nome(x, y):
+    """Nome ``q = exp(-π K(y)/K(x))`` of the parameter ``x <= 1/2`` (``y = 1 - x``).
+
+    A&S 17.3.21: ``q = λ + 2λ⁵ + 15λ⁹ + 150λ¹³ + 1707λ¹⁷ + O(λ²¹)``,
+    ``λ = ½ (1 - √k')/(1 + √k')``, ``k' = √y``, written ``λ = ½ x / ((1 + k')(1 + √k')²)``
+    (no cancellation as ``x -> 0``); ``λ <= 0.0432``, so the omitted terms are below 1e-23
+    relative.
+    """
+    kp = math.sqrt(y)
+    r = 1.0 + math.sqrt(kp)
+    lam = 0.5 * x / ((1.0 + kp) * r * r)
+    l4 = (lam * lam) * (lam * lam)
+    return lam * (1.0 + l4 * (2.0 + l4 * (15.0 + l4 * (150.0 + l4 * 1707.0))))
+
+
+@njit
+def theta_constants(m, m1, n, separatrix):
+    """:class:`Theta` of the parameter ``m`` (``m1 = 1 - m``) for ``V`` with the
+    characteristic ``n`` (``-1 <= n < 0``), ``K(m)`` and ``Vc = Π(n|m) - K`` (both inf on
+    the separatrix).
+
+    The nome of the smaller of ``m``, ``m1`` (:func:`nome`) gives ``K = (π/2) θ3(0|q)²``
+    (DLMF 20.9.2) and the other complete integral ``-K ln(q)/π``; no Carlson integral.
+    ``V(u) = Π(n; am u|m) - u = C u (...) + C arg θ4(ζ + iβ)`` (Jacobi's form of the
+    third kind) with ``n = m sn²(ib)``: ``sc(b|m1) = sqrt(ν/m)``, ``ν = -n``, so
+    ``b = F(φ|m1)``, ``tan² φ = ν/m``, and ``C = sn b cn b / dn b = sqrt(ν / ((m + ν)(1 +
+    ν)))`` (at ``m1``). The linear coefficient is fixed by ``V'(0) = 0`` rather than
+    written out, and ``Vc = V(K)``: no Carlson ``R_J`` either.
+    """
+    nu = -n
+    v_arg = math.sqrt(nu / ((m + nu) * (1.0 + nu)))
+    high = m > 0.5
+    q = nome(m1, m) if high else nome(m, m1)
+    q2 = q * q
+    q4 = q2 * q2
+    q6 = q4 * q2
+    q9 = q6 * q2 * q
+    q12 = q6 * q6
+    q16 = q12 * q4
+    s2 = 1.0 + q2 + q6 + q12
+    th3 = 1.0 + 2.0 * (q + q4 + q9 + q16)
+    lnq = math.log(q)
+    if high:
+        # K' = (π/2) θ3(q')², K = -K' ln(q')/π: inf on the separatrix (q' = 0).
+        Kp = 0.5 * math.pi * th3 * th3
+        K = -Kp * lnq / math.pi
+        scale = 0.5 * math.pi / Kp
+        th4 = 1.0 + 2.0 * (q4 + q16 - q - q9)
+        b = math.sqrt(nu / (m + nu)) * carlson_rf(m / (m + nu), m * (1.0 + nu) / (m + nu), 1.0)
+        beta = b * scale
+        c, s = math.cos(beta), math.sin(beta)
+        c2, s2b = (c - s) * (c + s), 2.0 * s * c
+        c3, s3 = c * c2 - s * s2b, s * c2 + c * s2b
+        c5, s5 = c3 * c2 - s3 * s2b, s3 * c2 + c3 * s2b
+        c7, s7 = c5 * c2 - s5 * s2b, s5 * c2 + c5 * s2b
+        vr = (c, c3, c5, c7)
+        vi = (s, s3, s5, s7)
+        nomes = (q, q2, q4, q6, q9, q12, q16)
+        c_sn, c_cn, c_dn = th3 / th4, s2 / th4, s2 / th3
+        # V'(0) = 0: at x = 0 the angle's slope is Σ g_k vi_k (2k+1) / Σ g_k vr_k with
+        # g_k = q'^{k(k+1)}; on the separatrix this is n / (1 - n).
+        slope = (s + q2 * 3.0 * s3 + q6 * 5.0 * s5 + q12 * 7.0 * s7) / (
+            c + q2 * c3 + q6 * c5 + q12 * c7
+        )
+        th = Theta(1.0, scale, nomes, c_sn, c_cn, c_dn, -v_arg * scale * slope, v_arg, vr, vi)
+        if separatrix:
+            return th, K, math.inf
+        return th, K, th.v_lin * K + v_arg * series(th, K)[3]
+    K = 0.5 * math.pi * th3 * th3
+    scale = 0.5 * math.pi / K
+    th3 = 1.0 + 2.0 * (q + q4 + q9)
+    th4 = 1.0 + 2.0 * (q4 - q - q9)
+    # 2 (-1)^k q^{k²} cosh(2kβ) and -2 (-1)^k q^{k²} sinh(2kβ) from e± = q e^{±2β}:
+    # q^{k²} e^{±2kβ} = e±^k q^{k² - k} (<= 1, while e^{2kβ} alone may overflow for tiny m).
+    # ln e+ = -π (K' - b)/K with K' - b = F(ψ|m1), tan ψ = 1/sqrt(ν) (the complementary
+    # amplitude of φ, DLMF 19.11.ii): one R_F, no cancellation of the large K' and b as m -> 0.
+    d = carlson_rf(nu / (1.0 + nu), (m + nu) / (1.0 + nu), 1.0) / math.sqrt(1.0 + nu)
+    ep = math.exp(-math.pi * d / K)
+    em = q2 / ep
+    ep2, em2 = ep * ep * q2, em * em * q2
+    ep3, em3 = ep2 * ep * q4, em2 * em * q4
+    vr = (-(ep + em), ep2 + em2, -(ep3 + em3), 0.0)
+    vi = (ep - em, -(ep2 - em2), ep3 - em3, 0.0)
+    # V'(0) = 0: the angle's slope in ζ at 0 is Σ 2k vi_k / (1 + Σ vr_k); arg θ4 = 0 at
+    # ζ = π/2, so V(K) = Vc = v_lin K.
+    slope = 2.0 * (vi[0] + 2.0 * vi[1] + 3.0 * vi[2]) / (1.0 + vr[0] + vr[1] + vr[2])
+    v_lin = -v_arg * scale * slope
+    nomes = (q, q2, q4, q6, q9, q12, q16)
+    th = Theta(0.0, scale, nomes, th3 / s2, th4 / s2, th4 / th3, v_lin, v_arg, vr, vi)
+    return th, K, v_lin * K
+
+
+# --------------------------------------------------------------------------------------
+# per-state set-up
+
+
+@njit
+def _mv(P, v):
+    """``P v`` for a row-major 3x3 ``P``."""
+    return (
+        P[0] * v[0] + P[1] * v[1] + P[2] * v[2],
+        P[3] * v[0] + P[4] * v[1] + P[5] * v[2],
+        P[6] * v[0] + P[7] * v[1] + P[8] * v[2],
+    )
+
+
+@njit
+def _mtv(P, v):
+    """``Pᵀ v`` for a row-major 3x3 ``P``."""
+    return (
+        P[0] * v[0] + P[3] * v[1] + P[6] * v[2],
+        P[1] * v[0] + P[4] * v[1] + P[7] * v[2],
+        P[2] * v[0] + P[5] * v[1] + P[8] * v[2],
+    )
+
+
+@njit
+def _unit_row(i, s):
+    """``s e_i`` as a row."""
+    return (s if i == 0 else 0.0, s if i == 1 else 0.0, s if i == 2 else 0.0)
+
+
+@njit
+def invariants(L, J):
+    """Sorting ``P``, sorted ``J``, sorted scaled ``L`` and ``G``, ``H``, ``D2`` per ``|L|²``.
+
+    ``P`` is the proper signed permutation (rows ``e_{i0}, e_{i1}, ±e_{i2}``) that sorts
+    ``J`` descending, ties in index order. ``G = 2E - J3 |L|²``, ``H = J1 |L|² - 2E``,
+    ``D2 = J2 |L|² - 2E`` as sums of terms: the first two without cancellation, the third
+    with only the cancellation that is the real distance to the separatrix. ``L`` is scaled
+    by a power of two (exact), so a state on the separatrix stays exactly on it.
+    """
+    i0, i1, i2 = 0, 1, 2
+    odd = False
+    if J[i1] > J[i0]:
+        i0, i1, odd = i1, i0, not odd
+    if J[i2] > J[i1]:
+        i1, i2, odd = i2, i1, not odd
+    if J[i1] > J[i0]:
+        i0, i1, odd = i1, i0, not odd
+    P = _unit_row(i0, 1.0) + _unit_row(i1, 1.0) + _unit_row(i2, -1.0 if odd else 1.0)
+    Js = (J[i0], J[i1], J[i2])
+    e = math.frexp(max(abs(L[0]), abs(L[1]), abs(L[2])))[1]
+    Ls = _mv(P, (math.ldexp(L[0], -e), math.ldexp(L[1], -e), math.ldexp(L[2], -e)))
+    d12, d13, d23 = Js[0] - Js[1], Js[0] - Js[2], Js[1] - Js[2]
+    l1, l2, l3 = Ls[0] * Ls[0], Ls[1] * Ls[1], Ls[2] * Ls[2]
+    n2 = l1 + l2 + l3
+    G = (d13 * l1 + d23 * l2) / n2
+    H = (d12 * l2 + d13 * l3) / n2
+    D2 = (d23 * l3 - d12 * l1) / n2
+    return P, Js, Ls, G, H, D2
+
+
+@njit
+def classify(L, J):
+    """``(kind, axis, steady)`` of the motion from body momentum ``L``.
+
+    Uniform: ``L = 0``, a zero inverse moment, a spherical body, or a steady spin about a
+    principal axis of an asymmetric body (``steady``; ``k = ω × L = 0`` exactly when the
+    other two components vanish; below 1e-140 of ``|L|`` they count as zero, anywhere
+    else the elliptic solution is accurate). Symmetric: two moments equal within
+    ``EQUAL_RTOL`` of the largest; ``axis`` is the unique one.
+    """
+    tol = EQUAL_RTOL * max(J[0], J[1], J[2])
+    e12 = abs(J[1] - J[2]) <= tol
+    e02 = abs(J[0] - J[2]) <= tol
+    e01 = abs(J[0] - J[1]) <= tol
+    spherical = e01 and e12
+    if L[0] == 0.0 and L[1] == 0.0 and L[2] == 0.0:
+        return UNIFORM, 0, False
+    if J[0] == 0.0 or J[1] == 0.0 or J[2] == 0.0 or spherical:
+        return UNIFORM, 0, False
+    if e12:
+        return SYMMETRIC, 0, False
+    if e02:
+        return SYMMETRIC, 1, False
+    if e01:
+        return SYMMETRIC, 2, False
+    Ls = invariants(L, J)[2]
+    l1, l2, l3 = Ls[0] * Ls[0], Ls[1] * Ls[1], Ls[2] * Ls[2]
+    floor = STEADY_FLOOR * (l1 + l2 + l3)
+    if l1 + l2 <= floor or l2 + l3 <= floor or l1 + l3 <= floor:
+        return UNIFORM, 0, True
+    return ASYMMETRIC, 0, False
+
+
+@njit
+def elliptic(L, J):
+    """Sorted set-up of the asymmetric solution (reference §4.2): ``P`` (body to frame
+    coordinates), the flags ``case_a``, ``separatrix``, ``ref_e3``, ``|L|``, the frame
+    components of ``L/|L|``, ``d13``, ``J1``, ``J3``, the sorted amplitudes, ``wp``, ``m``,
+    ``m1``, ``n``, ``sn0``, ``cn0``.
+
+    Case A (``D2 > 0``, L circulates about sorted e3): ``L = |L| (a1 cn, a2 sn, a3 dn)``;
+    case B: ``|L| (a1 dn, a2 sn, a3 cn)``; ``u = u0 + wp t``. ``m`` and ``1 - m`` each by
+    its own formula, so ``1 - m`` keeps its relative precision up to the separatrix
+    (``D2 = 0``, ``m = 1``). The reference axis of the frame ``B(L)`` (sorted e3 or e1) is
+    chosen so that ``|n| <= 1``: with ``|n| >> 1`` the integrand of ``ψ`` has a spike of
+    width ``1/sqrt|n|``.
+    """
+    P, Js, Ls, G, H, D2 = invariants(L, J)
+    J1, J3 = Js[0], Js[2]
+    d12, d13, d23 = Js[0] - Js[1], Js[0] - Js[2], Js[1] - Js[2]
+    case_a = D2 >= 0.0
+    separatrix = D2 == 0.0
+    if case_a:
+        f0 = 1.0
+        f1 = f2 = -1.0 if Ls[2] < 0.0 else 1.0
+    else:
+        f1 = 1.0
+        f0 = f2 = -1.0 if Ls[0] < 0.0 else 1.0
+    # On the separatrix the case-A solution has L1 > 0: the other heteroclinic orbit is
+    # reached by the half turn about axis 3.
+    if separatrix and Ls[0] * f0 < 0.0:
+        f0, f1 = -f0, -f1
+    P = (
+        f0 * P[0], f0 * P[1], f0 * P[2],
+        f1 * P[3], f1 * P[4], f1 * P[5],
+        f2 * P[6], f2 * P[7], f2 * P[8],
+    )  # fmt: skip
+    norm = math.sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2])
+    Lsorted = _mv(P, (L[0] / norm, L[1] / norm, L[2] / norm))
+    ref_e3 = d12 <= d23 if case_a else d12 < d23
+    if not ref_e3:
+        P = P[3:] + P[:3]
+    a1 = math.sqrt(G / d13)
+    a3 = math.sqrt(H / d13)
+    if case_a:
+        a2 = math.sqrt(G / d23)
+        wp = norm * math.sqrt(d23 * H)
+        m = d12 * G / (d23 * H)
+        m1 = d13 * D2 / (d23 * H)
+        n = -d12 / d23 if ref_e3 else -G / H
+        cn0 = Lsorted[0] / a1
+    else:
+        a2 = math.sqrt(H / d12)
+        wp = norm * math.sqrt(d12 * G)
+        m = d23 * H / (d12 * G)
+        m1 = d13 * -D2 / (d12 * G)
+        n = -H / G if ref_e3 else -d23 / d12
+        cn0 = Lsorted[2] / a3
+    sn0 = Lsorted[1] / a2
+    r = math.hypot(sn0, cn0)
+    if separatrix:
+        m, m1 = 1.0, 0.0
+    else:
+        # 1 - m below 1e-100 (an orbit within ~1e-50 |L| of the unstable axis) is raised to
+        # it: far below the round-off of L_b itself; the series' powers stay normal numbers.
+        m1 = max(m1, M1_FLOOR)
+    return (
+        P, case_a, separatrix, ref_e3, norm, d13, J1, J3,
+        (a1, a2, a3), wp, m, m1, n, sn0 / r, cn0 / r,
+    )  # fmt: skip
+
+
+@njit(inline="always")
+def _frame(f, sn, cn, dn):
+    """Frame components of ``L / |L|`` (reference axis third) from the Jacobi functions."""
+    a = f.amp
+    if f.case_a:
+        x, y, z = a[0] * cn, a[1] * sn, a[2] * dn
+    else:
+        x, y, z = a[0] * dn, a[1] * sn, a[2] * cn
+    if f.ref_e3:
+        return (x, y, z)
+    return (y, z, x)
+
+
+@njit(inline="always")
+def _half_angle(x, y, r):
+    """``(c, s, c² + s²)`` with ``(c, s)`` proportional to ``(cos φ/2, sin φ/2)``,
+    ``φ = atan2(y, x)`` in ``(-π, π]``, ``r = hypot(x, y) > 0``: ``(r + x, y)``, or
+    ``(|y|, ±(r - x))`` when ``x < 0`` (no cancellation, no trigonometry)."""
+    if x >= 0.0:
+        return r + x, y, 2.0 * r * (r + x)
+    return abs(y), math.copysign(r - x, y), 2.0 * r * (r - x)
+
+
+@njit(inline="always")
+def _angles(f, u):
+    """Frame ``L_f/|L|``, the half angles of its azimuth ``ϕ`` and polar angle ``θ`` about
+    the third frame axis, and ``V(u)``; ``ϕ`` is continuous in ``u`` (its multiple-of-π
+    part enters the half angle exactly).
+
+    ``u = u_r + 2jK``, ``|u_r| <= K``: ``sn, cn`` change sign with ``j``, ``dn`` does not,
+    and ``V(u) = V(u_r) + 2j Vc``. A circulating in-plane vector turns by π per ``2K``
+    (counter-clockwise in case A, clockwise in case B), so its azimuth is taken from the
+    reduced components plus that multiple of π; a librating one stays in a half plane.
+    """
+    th = f.theta
+    if f.separatrix:
+        j = 0.0
+        ur = u
+    else:
+        # j may be off by one where |u_r| = K (then |u_r| is K to round-off): harmless.
+        j = math.floor(u * f.half_per_K + 0.5)
+        ur = u - 2.0 * j * f.K
+    sn, cn, dn, arg = series(th, ur)
+    # cn >= 0 on |u_r| <= K; abs only removes round-off (and -0.0) at u_r = ±K.
+    cn = abs(cn)
+    V = th.v_lin * ur + th.v_arg * arg
+    if j != 0.0:
+        V += 2.0 * j * f.Vc
+    sign = 1.0 - 2.0 * (j % 2.0)
+    Lf = _frame(f, sign * sn, sign * cn, dn)
+    # |in-plane part| > 0: one of its two components carries dn, or both sn and cn.
+    rho = math.sqrt(Lf[0] * Lf[0] + Lf[1] * Lf[1])
+    if f.circulates:
+        Lr = _frame(f, sn, cn, dn)
+        hc, hs, hn = _half_angle(Lr[0], Lr[1], rho)
+        k = int((j if f.case_a else -j) % 4.0)
+        # turn the half angle by k π/2
+        if k == 1:
+            hc, hs = -hs, hc
+        elif k == 2:
+            hc, hs = -hc, -hs
+        elif k == 3:
+            hc, hs = hs, -hc
+    else:
+        hc, hs, hn = _half_angle(Lf[0], Lf[1], rho)
+    tc, ts, tn = _half_angle(Lf[2], rho, math.sqrt(Lf[2] * Lf[2] + rho * rho))
+    # (hc, hs) and (tc, ts) unnormalised: the caller divides their product by sqrt(hn tn).
+    return Lf, hc, hs, tc, ts, hn * tn, V
+
+
+_NO3 = (0.0, 0.0, 0.0)
+_NO4 = (0.0, 0.0, 0.0, 0.0)
+_NO9 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@njit
+def _no_theta():
+    """Placeholder :class:`Theta` of the uniform and symmetric kinds."""
+    return Theta(0.0, 0.0, _NO4 + _NO3, 0.0, 0.0, 0.0, 0.0, 0.0, _NO4, _NO4)
+
+
+@njit
+def prepare(q, L, J):
+    """:class:`Flow` constants of the torque-free motion from ``(q, L_b)`` (``J >= 0``).
+
+    Uniform rotation ``q(t) = exp(ω t/2) ⊗ q0``: ``L = 0``, spherical, a zero inverse
+    moment (the momentum on such axes is cleared: the constraint absorbs it) or a steady
+    spin. Symmetric top: ``q(t) = exp(J⊥ L_w t/2) ⊗ q0 ⊗ exp(Ω t e_a/2)``. Asymmetric
+    top: ``u0 = sn0 R_F(cn0², dn0², 1)`` (reflected to ``±2K - u0`` when ``cn0 < 0``;
+    ``asinh(sn0/cn0)`` on the separatrix), ``K``, ``Π(n|m) - K`` and the theta constants
+    (:func:`theta_constants`), and ``V0``, ``ϕ0``, ``θ0`` from the same evaluation as every
+    later time, so ``t = 0`` returns ``q0`` to round-off.
+    """
+    L = (
+        L[0] if J[0] > 0.0 else 0.0,
+        L[1] if J[1] > 0.0 else 0.0,
+        L[2] if J[2] > 0.0 else 0.0,
+    )
+    kind, axis, _ = classify(L, J)
+    if kind == UNIFORM:
+        w = qrotate(q, (J[0] * L[0], J[1] * L[1], J[2] * L[2]))
+        return Flow(
+            UNIFORM, q, L, w, 0.0, 0.0, _NO9, _NO4, _NO3, 0.0, 0.0, 0.0, 0.0,
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, _no_theta(),
+        )  # fmt: skip
+    if kind == SYMMETRIC:
+        j_par = J[axis]
+        j_perp = 0.5 * (J[0] + J[1] + J[2] - j_par)
+        Lw = qrotate(q, L)
+        prec = (j_perp * Lw[0], j_perp * Lw[1], j_perp * Lw[2])
+        return Flow(
+            SYMMETRIC, q, L, prec, float(axis), (j_par - j_perp) * L[axis], _NO9, _NO4, _NO3,
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, _no_theta(),
+        )  # fmt: skip
+    P, case_a, sep, ref_e3, norm, d13, J1, J3, amp, wp, m, m1, n, sn0, cn0 = elliptic(L, J)
+    th, K, Vc = theta_constants(m, m1, n, sep)
+    if sep:
+        u0 = math.asinh(sn0 / cn0)
+    else:
+        dn0 = math.sqrt(cn0 * cn0 + m1 * sn0 * sn0)
+        u0 = sn0 * carlson_rf(cn0 * cn0, dn0 * dn0, 1.0)
+        if cn0 < 0.0:
+            u0 = (2.0 if sn0 >= 0.0 else -2.0) * K - u0
+    p = mat_to_q(P)
+    Lw = qrotate(q, L)
+    Lw_hat = (Lw[0] / norm, Lw[1] / norm, Lw[2] / norm)
+    psi_rate = norm * (J1 if ref_e3 else J3)
+    psi_v = (norm if ref_e3 else -norm) * d13 / wp
+    flags = (
+        1.0 if case_a else 0.0,
+        1.0 if ref_e3 else 0.0,
+        1.0 if ref_e3 == case_a else 0.0,
+        1.0 if sep else 0.0,
+    )
+    f = Flow(
+        ASYMMETRIC, q, Lw_hat, _NO3, 0.0, 0.0, P, p, amp, *flags,
+        norm, wp, u0, K, 0.5 / K, Vc, 0.0, psi_rate, psi_v, th,
+    )  # fmt: skip
+    _, hc, hs, tc, ts, n2, V0 = _angles(f, u0)
+    # B(L) = Rz(ϕ) Ry(θ) Rz(π) in frame coordinates, so B(L0) B(L)ᵀ = Rz(ϕ0) Ry(θ0 - θ)
+    # Rz(-ϕ); its fixed left part Rz(ϕ0) Ry(θ0) joins q0 and the sorting.
+    k = 1.0 / math.sqrt(n2)
+    rz_ry = (k * hc * tc, -k * hs * ts, k * hc * ts, k * hs * tc)
+    left = qmul(qmul(q, qconj(p)), rz_ry)
+    return Flow(
+        ASYMMETRIC, left, Lw_hat, _NO3, 0.0, 0.0, P, p, amp, *flags,
+        norm, wp, u0, K, 0.5 / K, Vc, V0, psi_rate, psi_v, th,
+    )  # fmt: skip
+
+
+@njit
+def evaluate(f, t):
+    """The state ``(q(t), L_b(t))`` of the motion :func:`prepare` set up, at time ``t``.
+
+    Asymmetric: ``R(t) = Q(ψ L̂_w) R0 B(L_b0) B(L_b(t))ᵀ`` with
+    ``ψ = |L| [J_ref t ± (J1 - J3) (t + (V(u) - V0)/wp)]`` (reference §4.3).
+    """
+    if f.kind == UNIFORM:
+        w = f.w
+        return qmul(rotvec_to_q((w[0] * t, w[1] * t, w[2] * t)), f.q), f.L
+    if f.kind == SYMMETRIC:
+        a = int(f.axis)
+        ang = f.spin * t
+        spin = rotvec_to_q((ang if a == 0 else 0.0, ang if a == 1 else 0.0, ang if a == 2 else 0.0))
+        r = f.w
+        precess = rotvec_to_q((r[0] * t, r[1] * t, r[2] * t))
+        return qmul(precess, qmul(f.q, spin)), qrotate(qconj(spin), f.L)
+    Lf, hc, hs, tc, ts, _, V = _angles(f, f.u0 + f.wp * t)
+    half = 0.5 * (f.psi_rate * t + f.psi_v * (V - f.V0))
+    sp = math.sin(half)
+    a = f.L
+    # Ry(-θ) Rz(-ϕ) from the unnormalised half angles, then the sorting; Q(ψ L̂_w) with the
+    # unit L̂_w. The one normalisation at the end scales the half angles and also keeps a
+    # flow restarted from its own output (a splitting step) from compounding |q| - 1.
+    right = qmul((tc * hc, ts * hs, -ts * hc, -tc * hs), f.p)
+    q1 = qmul((math.cos(half), sp * a[0], sp * a[1], sp * a[2]), qmul(f.q, right))
+    Lb = _mtv(f.P, Lf)
+    return qnormalize(q1), (Lb[0] * f.norm, Lb[1] * f.norm, Lb[2] * f.norm)
+
+
+@njit
+def free_flow(q, L, J, t):
+    """Exact torque-free motion for time ``t`` from ``(q, L_b)``: ``(q1, L_b1)``.
+
+    ``q`` body-to-world unit quaternion ``(w, x, y, z)``, ``L`` body angular momentum,
+    ``J`` principal inverse moments (0 for a locked axis, whose momentum is cleared).
+    :func:`prepare` then :func:`evaluate`; when one state is evaluated at many times,
+    prepare once.
+    """
+    return evaluate(prepare(q, L, J), t)
+
+
+@njit
+def period(L, J):
+    """Period of ``L_b(t)``: ``4K/wp`` (asymmetric, and a steady spin about an extreme axis
+    as the limit of nearby orbits; inf on the separatrix), ``2π/|Ω|`` (symmetric), inf
+    when ``L_b`` is constant."""
+    kind, axis, steady = classify(L, J)
+    if kind == SYMMETRIC:
+        j_par = J[axis]
+        j_perp = 0.5 * (J[0] + J[1] + J[2] - j_par)
+        return 2.0 * math.pi / abs((j_par - j_perp) * L[axis])
+    if kind == UNIFORM and not steady:
+        return math.inf
+    e = elliptic(L, J)
+    wp, m1, sep = e[9], e[11], e[2]
+    if sep:
+        return math.inf
+    return 4.0 * carlson_rf(0.0, m1, 1.0) / wp
+
+
+# --------------------------------------------------------------------------------------
+# loops over bodies and times (tumble.exact)
+
+
+@njit
+def _solve_body(b, q, L, J, t, q_out, w_out):
+    """Body ``b`` at every time: one :func:`prepare`, one :func:`evaluate` per time."""
+    Jb = (J[b, 0], J[b, 1], J[b, 2])
+    f = prepare((q[b, 0], q[b, 1], q[b, 2], q[b, 3]), (L[b, 0], L[b, 1], L[b, 2]), Jb)
+    for i in range(t.shape[0]):
+        qt, Lt = evaluate(f, t[i])
+        # Uniform rotation keeps omega exactly; otherwise omega = R J L_b.
+        w = f.w if f.kind == UNIFORM else qrotate(qt, (Jb[0] * Lt[0], Jb[1] * Lt[1], Jb[2] * Lt[2]))
+        for c in range(4):
+            q_out[i, b, c] = qt[c]
+        for c in range(3):
+            w_out[i, b, c] = w[c]
+
+
+@njit
+def solve_serial(q, L, J, t, q_out, w_out):
+    """``q(t)`` (nt, nb, 4) and world ``omega(t)`` (nt, nb, 3) from ``(q, L_b)`` (nb, ...)."""
+    for b in range(q.shape[0]):
+        _solve_body(b, q, L, J, t, q_out, w_out)
+
+
+@parallel_njit
+def solve_parallel(q, L, J, t, q_out, w_out):
+    """:func:`solve_serial` with the bodies spread over numba's threads."""
+    for b in prange(q.shape[0]):
+        _solve_body(b, q, L, J, t, q_out, w_out)
+
+
+@njit
+def period_serial(L, J, out):
+    """:func:`period` of every body: ``L``, ``J`` (nb, 3) to ``out`` (nb,)."""
+    for b in range(L.shape[0]):
+        out[b] = period((L[b, 0], L[b, 1], L[b, 2]), (J[b, 0], J[b, 1], J[b, 2]))

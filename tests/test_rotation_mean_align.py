@@ -1,0 +1,203 @@
+"""Mean rotation and vector alignment of tumble.rotation against SciPy and closed forms."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+from tests.oracles import cover_distance
+from tests.oracles import scipy_quat as from_sp
+from tests.oracles import scipy_rotation as to_sp
+
+import tumble.rotation as tr
+from tumble import InputError
+
+EPS64 = float(np.finfo(np.float64).eps)
+#: The issue's bar for agreement with SciPy (float64, random inputs).
+SCIPY_TOL = 1e-12
+
+
+def clustered(rng, n, spread=0.4, shape=()):
+    """Rotations spread about a random centre: a well-conditioned mean."""
+    centre = tr.random_quat(shape, rng)
+    noise = tr.rotvec_to_quat(spread * rng.standard_normal((*shape, n, 3)))
+    q = tr.quat_multiply(noise, centre[..., None, :])
+    return q * np.where(rng.random((*shape, n, 1)) < 0.5, -1.0, 1.0)  # both signs
+
+
+def test_quat_mean_matches_scipy(rng):
+    q = clustered(rng, 300)
+    assert cover_distance(tr.quat_mean(q), from_sp(to_sp(q).mean())) <= SCIPY_TOL
+
+
+def test_quat_mean_with_weights_matches_scipy(rng):
+    q = clustered(rng, 300)
+    w = rng.uniform(0, 2, 300)
+    assert cover_distance(tr.quat_mean(q, w), from_sp(to_sp(q).mean(w))) <= SCIPY_TOL
+
+
+def test_quat_mean_is_batched_over_the_other_axes(rng):
+    q = clustered(rng, 40, shape=(3,))  # (3, 40, 4)
+    w = rng.uniform(0.1, 2, (3, 40))
+    m = tr.quat_mean(q, w, axis=1)
+    assert m.shape == (3, 4)
+    for g in range(3):
+        assert cover_distance(m[g], from_sp(to_sp(q[g]).mean(w[g]))) <= SCIPY_TOL
+    assert np.all(m[:, 0] >= 0)
+    # the mean over axis 0 of the transposed batch is the same
+    assert np.max(cover_distance(tr.quat_mean(np.swapaxes(q, 0, 1), w.T, axis=0), m)) <= 8 * EPS64
+    assert tr.quat_mean(q).shape == (4,)
+
+
+def test_quat_mean_of_a_geodesic_pair_is_the_midpoint(rng):
+    q0 = tr.random_quat((), rng)
+    step = tr.rotvec_to_quat([0.3, -0.2, 0.5])
+    q1 = tr.quat_multiply(step, q0)
+    mid = tr.quat_multiply(tr.quat_power(step, 0.5), q0)
+    assert cover_distance(tr.quat_mean(np.stack([q0, q1])), mid) <= 8 * EPS64
+
+
+def test_quat_mean_zero_weight_ignores_an_element(rng):
+    q = clustered(rng, 10)
+    w = np.ones(10)
+    w[3] = 0.0
+    assert cover_distance(tr.quat_mean(q, w), tr.quat_mean(np.delete(q, 3, axis=0))) <= 8 * EPS64
+
+
+def test_quat_mean_input_errors():
+    q = np.tile([1.0, 0.0, 0.0, 0.0], (4, 1))
+    with pytest.raises(InputError, match=r"^weights: expected non-negative"):
+        tr.quat_mean(q, [1.0, -1.0, 1.0, 1.0])
+    with pytest.raises(InputError, match=r"^weights: expected a positive total"):
+        tr.quat_mean(q, np.zeros(4))
+    with pytest.raises(InputError, match=r"^weights: expected a shape that broadcasts"):
+        tr.quat_mean(q, np.ones(3))
+    with pytest.raises(InputError, match=r"^weights: expected finite"):
+        tr.quat_mean(q, [1.0, np.nan, 1.0, 1.0])
+    with pytest.raises(InputError, match=r"^axis: expected an axis"):
+        tr.quat_mean(q, axis=2)
+    with pytest.raises(InputError, match=r"^q: expected shape"):
+        tr.quat_mean(np.ones((4, 3)))
+    with pytest.raises(InputError, match=r"^q: expected nonzero"):
+        tr.quat_mean(np.zeros((4, 4)))
+    with pytest.raises(InputError, match=r"^q: expected at least one"):
+        tr.quat_mean(np.zeros((0, 4)))
+
+
+# -- align_vectors ---------------------------------------------------------------------
+
+
+def test_align_vectors_matches_scipy_with_weights(rng):
+    for n in (2, 3, 10, 200):
+        b = rng.standard_normal((n, 3))
+        q_true = tr.random_quat((), rng)
+        a = tr.quat_rotate(q_true, b) + 0.1 * rng.standard_normal((n, 3))
+        w = rng.uniform(0.1, 3, n)
+        q, rssd = tr.align_vectors(a, b, w)
+        rs, rssd_s = Rotation.align_vectors(a, b, w)
+        assert cover_distance(q, from_sp(rs)) <= SCIPY_TOL
+        assert abs(rssd - rssd_s) <= SCIPY_TOL * max(1.0, rssd_s)
+        assert q[0] >= 0
+
+
+def test_align_vectors_without_weights_matches_scipy(rng):
+    a, b = rng.standard_normal((2, 50, 3))
+    q, rssd = tr.align_vectors(a, b)
+    rs, rssd_s = Rotation.align_vectors(a, b)
+    assert cover_distance(q, from_sp(rs)) <= SCIPY_TOL
+    assert abs(rssd - rssd_s) <= SCIPY_TOL
+
+
+def test_align_vectors_rssd_is_the_weighted_residual(rng):
+    a, b = rng.standard_normal((2, 20, 3))
+    w = rng.uniform(0, 1, 20)
+    q, rssd = tr.align_vectors(a, b, w)
+    residual = a - tr.quat_rotate(q, b)
+    assert abs(rssd - np.sqrt(np.sum(w * np.sum(residual**2, axis=-1)))) <= 16 * EPS64
+
+
+def test_exact_alignment_gives_round_off_rssd(rng):
+    b = rng.standard_normal((30, 3))
+    q_true = tr.random_quat((), rng)
+    q, rssd = tr.align_vectors(tr.quat_rotate(q_true, b), b)
+    assert cover_distance(q, q_true) <= 16 * EPS64
+    assert rssd <= 1e-14  # SciPy's trace form gives ~1e-8 here (cancellation)
+
+
+def test_single_pair_is_the_smallest_rotation_as_scipy(rng):
+    for _ in range(20):
+        a, b = rng.standard_normal((2, 3))
+        q, rssd = tr.align_vectors(a, b)
+        rs, rssd_s = Rotation.align_vectors(a, b)
+        assert cover_distance(q, from_sp(rs)) <= SCIPY_TOL
+        assert abs(rssd - rssd_s) <= SCIPY_TOL
+        angle = np.arccos(np.dot(a, b) / np.linalg.norm(a) / np.linalg.norm(b))
+        assert abs(2 * np.arctan2(np.linalg.norm(q[1:]), q[0]) - angle) <= 1e-14
+
+
+def test_collinear_pairs_give_the_smallest_rotation(rng):
+    # Every a_i on one line, every b_i on another: the turn about the line is free. tumble
+    # documents the smallest rotation taking the b line onto the a line.
+    u = np.array([1.0, 2.0, 2.0]) / 3.0
+    v = np.array([0.0, 0.6, 0.8])
+    t = rng.uniform(0.5, 2.0, 5) * np.where(rng.random(5) < 0.5, -1, 1)
+    q, rssd = tr.align_vectors(t[:, None] * u, t[:, None] * v)
+    assert np.allclose(tr.quat_rotate(q, v), u, atol=1e-15)
+    expected = np.arccos(np.dot(u, v))
+    assert abs(2 * np.arctan2(np.linalg.norm(q[1:]), q[0]) - expected) <= 1e-14
+    assert rssd <= 1e-14
+
+
+def test_opposite_single_pair_is_a_half_turn_about_a_perpendicular_axis():
+    q, rssd = tr.align_vectors([0.0, 0.0, 2.0], [0.0, 0.0, -2.0])
+    assert abs(q[0]) <= 1e-16
+    assert abs(q[3]) <= 1e-16
+    assert np.allclose(tr.quat_rotate(q, [0.0, 0.0, -1.0]), [0.0, 0.0, 1.0], atol=1e-15)
+    assert rssd <= 1e-15
+
+
+def test_align_vectors_batches_broadcast(rng):
+    a = rng.standard_normal((4, 6, 3))
+    b = rng.standard_normal((6, 3))
+    q, rssd = tr.align_vectors(a, b)
+    assert q.shape == (4, 4)
+    assert rssd.shape == (4,)
+    for g in range(4):
+        qg, rg = tr.align_vectors(a[g], b)
+        assert cover_distance(q[g], qg) <= 4 * EPS64
+        assert abs(rssd[g] - rg) <= 4 * EPS64
+
+
+def test_align_vectors_input_errors():
+    a = np.eye(3)
+    with pytest.raises(InputError, match=r"^a: expected nonzero vectors"):
+        tr.align_vectors(np.array([[1.0, 0, 0], [0, 0, 0]]), np.eye(3)[:2])
+    with pytest.raises(InputError, match=r"^b: expected nonzero vectors"):
+        tr.align_vectors(np.eye(3)[:2], np.array([[1.0, 0, 0], [0, 0, 0]]))
+    with pytest.raises(InputError, match=r"^weights: expected non-negative"):
+        tr.align_vectors(a, a, [1.0, -0.5, 1.0])
+    with pytest.raises(InputError, match=r"^weights: expected a positive total"):
+        tr.align_vectors(a, a, [0.0, 0.0, 0.0])
+    with pytest.raises(InputError, match=r"^weights: expected finite"):
+        tr.align_vectors(a, a, [1.0, np.inf, 1.0])
+    with pytest.raises(InputError, match=r"^a, b: expected the same number of vectors"):
+        tr.align_vectors(a, a[:2])
+    with pytest.raises(InputError, match=r"^a: expected shape \(\.\.\., 3\)"):
+        tr.align_vectors(np.ones((3, 2)), a)
+    with pytest.raises(InputError, match=r"^b: expected finite"):
+        tr.align_vectors(a, np.full((3, 3), np.nan))
+    with pytest.raises(InputError, match=r"^weights: expected a shape"):
+        tr.align_vectors(a, a, np.ones(4))
+
+
+def test_align_vectors_keeps_float32(rng):
+    a, b = rng.standard_normal((2, 10, 3)).astype(np.float32)
+    q, rssd = tr.align_vectors(a, b)
+    assert q.dtype == np.float32
+    assert rssd.dtype == np.float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rs, _ = Rotation.align_vectors(a.astype(np.float64), b.astype(np.float64))
+    assert cover_distance(q, from_sp(rs)) <= 1e-6
