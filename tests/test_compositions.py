@@ -148,6 +148,10 @@ def test_each_composed_method_has_its_documented_order(method, kind):
         tr = rigid.simulate(Q0, w0, J, dt, round(T / dt), method, torque=model, every=10**9)
         errors.append(float(angle(ref, tr.q[-1])))
     e = np.array(errors)
+    if kind == "free" and rigid.method_info(method).exact_for == "all":
+        # Compositions of exact_split: exact without torque at every dt.
+        assert np.all(e < 1e-11), e
+        return
     assert np.all(np.isfinite(e)), e
     assert e[-1] > 1e-13, e
     slopes = np.log2(e[:-1] / e[1:])
@@ -288,3 +292,17 @@ def test_the_lab_request_accepts_composed_methods():
     assert request.method_names() == ["splitting", "splitting:suzuki4"]
     with pytest.raises(ValueError, match=r"methods: unknown composition scheme 'x'"):
         api.SimulateRequest(methods=["splitting:x"])
+
+
+def test_exact_split_without_torque_is_the_exact_method():
+    """``exact_split`` (half kick, exact free flow, half kick) with no torque against
+    ``exact`` (each record evaluated from the initial state). Restarting the flow every step
+    adds round-off, about 2e-15 rad per flow (2.3e-12 after 1000 steps, measured): to 1e-12
+    over 100 steps, and its compositions (five flows a step) to 1e-11."""
+    q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
+    w0 = rotation.quat_rotate(q0, J_FREE * LB0)
+    ref = rigid.simulate(q0, w0, J_FREE, 0.1, 100, "exact", every=10)
+    for method, tol in (("exact_split", 1e-12), ("exact_split:suzuki4", 1e-11)):
+        tr = rigid.simulate(q0, w0, J_FREE, 0.1, 100, method, every=10)
+        assert float(np.max(rotation.rotation_angle(tr.q, ref.q))) < tol
+        assert np.max(np.abs(tr.omega - ref.omega)) < tol

@@ -248,6 +248,11 @@ REGISTRY: tuple[MethodInfo, ...] = (
         symmetric=True, torque="strang",
         description="Symmetric top plus remainder (Fasso 2003): exact for symmetric tops, order 2",
     ),
+    _record(
+        "exact_split", _k.EXACT_SPLIT, 2, "exact | exact | exact | all | elliptic (compiled)",
+        symmetric=True, torque="strang",
+        description="Half kick, exact free flow, half kick: exact without torque, order 2 with it",
+    ),
 )  # fmt: skip
 """Every method, in the order of :data:`tumble.rigid.METHODS`."""
 

@@ -30,6 +30,7 @@ import numpy as np
 from numba import literally, prange
 
 from tumble._kernels import njit, parallel_njit
+from tumble._kernels.exact import free_flow
 from tumble._kernels.kinematics import magnus_omega
 from tumble._kernels.rotation import (
     cayley_rotate,
@@ -60,10 +61,11 @@ RK4 = 11
 NONE = 12
 MOMENTUM_FIRST_SYMMETRIC = 13
 SYMMETRIC_TOP_SPLIT = 14
+EXACT_SPLIT = 15
 
 #: Ids of the time-symmetric methods: torque-free flows that :func:`_strang` wraps in half
 #: kicks, and that compose (:func:`advance` with sub-step coefficients).
-STRANG = (SPLITTING, MIDPOINT, MOMENTUM_FIRST_SYMMETRIC, SYMMETRIC_TOP_SPLIT)
+STRANG = (SPLITTING, MIDPOINT, MOMENTUM_FIRST_SYMMETRIC, SYMMETRIC_TOP_SPLIT, EXACT_SPLIT)
 
 #: Relative threshold below which ``k = omega × L`` counts as zero: ``|k|² <= eps² |w|²
 #: |L|²``. ``J_k`` is a Rayleigh quotient, bounded as ``k -> 0``, and noise in it only moves
@@ -586,6 +588,10 @@ def _strang(method, q, L, J, I, model, b, t, h):
         q, L = free_midpoint(q, L, J, I, h)
     elif method == SYMMETRIC_TOP_SPLIT:
         q, L = free_symmetric_top_split(q, L, J, I, h)
+    elif method == EXACT_SPLIT:
+        # The exact torque-free flow (tumble._kernels.exact): exact_split is exact
+        # without torque and second order with it.
+        q, L = free_flow(q, L, J, h)
     else:
         q, L = free_momentum_first_symmetric(q, L, J, I, h)
     return q, kick(kinds, P, fn, b, t + h, q, L, J, I, hh)
@@ -796,6 +802,8 @@ def _run_block(method, gamma, b, q0, L0, J, model, h, steps, every, out):
         return _simulate_body(
             MOMENTUM_FIRST_SYMMETRIC, gamma, b, q0, L0, J, model, h, steps, every, out
         )
+    elif method == EXACT_SPLIT:
+        return _simulate_body(EXACT_SPLIT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == SYMMETRIC_TOP_SPLIT:
         return _simulate_body(SYMMETRIC_TOP_SPLIT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == NONE:
