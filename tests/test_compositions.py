@@ -110,6 +110,8 @@ GRAVITY = torques.gravity(0.8, np.array([0.0, 0.0, -9.81]), np.array([0.05, -0.0
 # curves: asymptotic from the first dt, and the finest error above 1e-13.
 DT0 = {4: 0.2, 6: 0.4}
 ORDER_TOL = 0.2
+# Round-off of one restart of the exact free flow (measured about 2e-15 rad), with margin.
+ROUND_OFF_PER_FLOW = 5e-15
 
 
 def _gravity_scipy(t, R, w):
@@ -149,8 +151,10 @@ def test_each_composed_method_has_its_documented_order(method, kind):
         errors.append(float(angle(ref, tr.q[-1])))
     e = np.array(errors)
     if kind == "free" and rigid.method_info(method).exact_for == "all":
-        # Compositions of exact_split: exact without torque at every dt.
-        assert np.all(e < 1e-11), e
+        # Compositions of exact_split: exact without torque at every dt, up to the round-off
+        # of restarting the flow (about 2e-15 rad per flow, measured).
+        flows = np.array([round(T / (DT0[order] / 2**k)) for k in range(5)])
+        assert np.all(e < ROUND_OFF_PER_FLOW * flows * len(rigid.method_info(method).substeps))
         return
     assert np.all(np.isfinite(e)), e
     assert e[-1] > 1e-13, e

@@ -237,6 +237,7 @@ def test_the_registry_records_how_each_method_takes_torque():
         "midpoint",
         "momentum_first_symmetric",
         "symmetric_top_split",
+        "exact_split",
     }
     assert kinds["rk4"] == "stages"
     assert kinds["exact"] == "none"
