@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from tumble import compare, diagnostics, exact, rigid, scenarios
+from tumble import InputError, compare, diagnostics, exact, rigid, scenarios
 from tumble.cli import main
 
 SMALL = ["--steps-per-rotation", "16", "--rotations", "1.5"]
@@ -110,7 +110,7 @@ def test_plot_html_is_self_contained(tmp_path: Path) -> None:
             ["--inv-inertia", "1,0.5,0.2", "--omega-body", "1,0,0", "--energy", "0.5"],
             "--energy belongs to the article's body",
         ),
-        (["--inv-inertia", "1,0.5,0.2", "--omega-body", "0,0,0"], "momentum"),
+        (["--inv-inertia", "1,0.5,0.2", "--omega-body", "0,0,0"], "omega_body: expected |L| > 0"),
         (["--inv-inertia", "1,-0.5,0.2", "--omega-body", "1,0,0"], "inv_inertia"),
         (["--methods", "jolt,warp_drive"], "unknown method 'warp_drive'"),
         (["--steps-per-rotation", "0"], "--steps-per-rotation: expected an integer >= 1"),
@@ -196,3 +196,34 @@ def compare_torque(case: scenarios.Case, t: float, R: np.ndarray, w: np.ndarray)
 
     q = Rotation.from_matrix(R).as_quat(scalar_first=True)
     return torques.evaluate(case.torque, t, q, w, case.inv_inertia)
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+
+def _small_results() -> tuple[scenarios.Case, dict[str, scenarios.MethodResult]]:
+    case = scenarios.article_case(steps_per_rotation=8, rotations=1)
+    return case, scenarios.run_methods(case, ["rk4", "exact"], timing=False)
+
+
+def test_regression_plot_with_a_str_path(tmp_path: Path) -> None:
+    # compare.plot(..., path="x.html") raised AttributeError ('str' has no .suffix).
+    case, results = _small_results()
+    target = tmp_path / "run.html"
+    compare.plot(results, case, str(target))
+    assert target.read_text().startswith("<html") or "plotly" in target.read_text()
+    with pytest.raises(InputError, match=r"^path: folder .* does not exist"):
+        compare.plot(results, case, str(tmp_path / "missing" / "run.html"))
+    with pytest.raises(InputError, match=r"^path: expected a file path"):
+        compare.plot(results, case, 5)
+    with pytest.raises(InputError, match=r"^case: expected a tumble.scenarios.Case"):
+        compare.plot(results, None, target)
+
+
+@pytest.mark.parametrize("bad", [None, {}, [1, 2], {"rk4": 5}, {"nope": None}])
+def test_regression_format_table_none(bad) -> None:
+    # compare.format_table(None) raised AttributeError.
+    with pytest.raises(InputError, match=r"^results: expected"):
+        compare.format_table(bad)
+    _, results = _small_results()
+    assert compare.format_table(results).splitlines()[2].startswith("rk4")

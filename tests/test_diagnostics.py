@@ -414,3 +414,84 @@ def test_score_takes_a_reference_tuple_like_a_trajectory():
     as_run = diagnostics.score(tr, J, reference=exact_run)
     assert as_tuple.attitude_error_max == as_run.attitude_error_max
     assert as_run.attitude_error_max > 1e-3
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+_PER_RECORD = (
+    "momentum_body",
+    "momentum_world",
+    "momentum_norm",
+    "momentum_drift",
+    "direction_drift",
+    "energy",
+    "energy_error",
+    "max_energy_error",
+    "energy_factor",
+    "k_factor",
+    "attitude_error",
+)
+
+
+@pytest.mark.parametrize("name", _PER_RECORD)
+def test_regression_diagnostics_with_batched_inv_inertia_1_3(name):
+    # Every diagnostics function raised NumPy's broadcasting ValueError for an unbatched
+    # run (t, q (n, 4), omega (n, 3)) and inv_inertia of shape (1, 3) or (2, 3).
+    gen = np.random.default_rng(7)
+    t = np.linspace(0.0, 2.0, 6)
+    q = rotation.random_quat(6, gen)
+    w = gen.normal(size=(6, 3))
+    J = np.array([[1.0, 2.0, 3.0], [0.5, 1.0, 4.0]])
+    f = getattr(diagnostics, name)
+    both = np.asarray(f((t, q, w), J))
+    batch_axis = 0 if name == "max_energy_error" else 1  # per-record results: records first
+    for b in range(2):
+        one = np.asarray(f((t, q, w), J[b]))
+        np.testing.assert_array_equal(
+            np.asarray(f((t, q, w), J[b : b + 1])).reshape(one.shape), one
+        )
+        np.testing.assert_array_equal(both.take(b, axis=batch_axis), one)
+
+
+def test_regression_score_with_batched_inv_inertia_1_3():
+    t = np.linspace(0.0, 2.0, 6)
+    q = np.tile([1.0, 0.0, 0.0, 0.0], (6, 1))
+    w = np.tile([0.1, 1.0, 0.1], (6, 1))
+    one = diagnostics.score((t, q, w), [1.0, 2.0, 3.0])
+    batched = diagnostics.score((t, q, w), [[1.0, 2.0, 3.0]])
+    for a, b in zip(one, batched, strict=True):
+        np.testing.assert_array_equal(np.asarray(b).reshape(np.shape(a)), a)
+
+
+def test_regression_attitude_error_with_omega_1e200_names_the_trajectory():
+    # omega = 1e200 raised "invalid entry in choice array", later an error naming
+    # torque_free_from_momentum's internal L_body0 or phi.
+    t = np.linspace(0.0, 1.0, 5)
+    q = np.tile([1.0, 0.0, 0.0, 0.0], (5, 1))
+    w = np.tile([1e200, 1.0, 0.1], (5, 1))
+    with pytest.raises(InputError, match=r"^trajectory, inv_inertia: too large") as err:
+        diagnostics.attitude_error((t, q, w), [1.0, 2.0, 3.0])
+    assert "L_body0" not in str(err.value)
+    assert "phi" not in str(err.value)
+    with pytest.raises(InputError, match=r"^trajectory, inv_inertia: too large"):
+        diagnostics.score((t, q, w), [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        ((None, None, None), "t"),
+        (([0.0, 1.0], [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]]), "L_body"),
+        (([0.0, 1.0], np.ones((2, 1, 3)), [1.0, 2.0, 3.0]), "inv_inertia"),
+        (([0.0, 1.0], np.ones((2, 1, 3)), [[1.0, 2.0]]), "inv_inertia"),
+        (([[0.0, 1.0]], np.ones((2, 1, 3)), [[1.0, 2.0, 3.0]]), "t"),
+        (([0.0, np.nan], np.ones((2, 1, 3)), [[1.0, 2.0, 3.0]]), "t"),
+        (([0.0, 1.0], np.full((2, 1, 3), np.nan), [[1.0, 2.0, 3.0]]), "L_body"),
+        (([0.0, 1.0], np.ones((2, 1, 3)), [[1.0, 2.0, 3.0]], -1.0), "band"),
+        (([0.0, 1.0], np.ones((2, 1, 3)), [[1.0, 2.0, 3.0]], "x"), "band"),
+    ],
+)
+def test_regression_first_flip_time_validates(args, name):
+    # first_flip_time validated nothing: IndexError or TypeError.
+    with pytest.raises(InputError, match=f"^{name}: "):
+        diagnostics.first_flip_time(*args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 
@@ -56,12 +57,21 @@ def test_the_reference_has_no_comparison_with_itself(case, reference) -> None:
 
 
 def test_records_after_a_blow_up_are_nan() -> None:
-    # Explicit Euler at 2 steps per rotation overflows; the finite head keeps its values.
+    # Explicit Euler at 2 steps per rotation overflows; the head before |L| passes
+    # BLOWUP x |L_0| keeps its values, the rest is cut.
     case = scenarios.article_case(0.1, 0.2, 0.9, 2, 200)
     tr = scenarios.simulate(case, "explicit", 1)
     ref = scenarios.simulate(case, "exact", 1)
-    n = scenarios.finite_prefix(tr)
-    assert 1 < n < tr.t.shape[0]
+    finite = scenarios.finite_prefix(tr)
+    assert 1 < finite < tr.t.shape[0]
+    n = figures.drawn_records(tr, case.inv_inertia)
+    # The oracle: |L| straight from the recorded world L.
+    with np.errstate(invalid="ignore", over="ignore"):
+        ratio = np.linalg.norm(tr.L, axis=-1) / np.linalg.norm(tr.L[0])
+    assert 1 < n <= finite
+    assert np.all(ratio[:n] <= figures.BLOWUP)
+    assert np.all(ratio[:n] >= 1 / figures.BLOWUP)
+    assert n == finite or not (1 / figures.BLOWUP <= ratio[n] <= figures.BLOWUP)
     curve = figures.curve(tr, case.inv_inertia, ref)
     head, ref_head = (
         rigid.Trajectory(**{f.name: getattr(x, f.name)[:n] for f in dataclasses.fields(x)})
@@ -112,7 +122,7 @@ def test_panels_tile_the_grid_and_belong_to_a_figure() -> None:
     used: set[tuple[int, int]] = set()
     for p in figures.PANELS:
         assert p.figure in figure_ids, p.id
-        assert p.window in (None, "flat", "reference"), p.id
+        assert p.window in (None, "flat", "origin", "reference"), p.id
         cells = {(r, c) for r in range(p.row, p.row + p.rowspan)
                  for c in range(p.col, p.col + p.colspan)}  # fmt: skip
         assert all(0 <= r < rows and 0 <= c < cols for r, c in cells), p.id
@@ -138,12 +148,51 @@ def test_window_rules(case, reference) -> None:
     for pid in ("L_body_xy", "L_body_yz", "L_body_xz"):
         assert data.ranges[pid] == {"x": pytest.approx([-1.15, 1.15]),
                                     "y": pytest.approx([-1.15, 1.15])}  # fmt: skip
-    # "flat": explicit Euler's |L| grows, so the data decides...
-    assert data.ranges["L_norm"] == {"x": None, "y": None}
-    # ...while midpoint keeps |L| to round-off: a ±0.1 % window about it.
+    # "flat": explicit Euler's |L| grows, so the data decides (plus a 5 % margin)...
+    L = np.linalg.norm(runs["explicit"].L, axis=-1)
+    span = L.max() - L.min()
+    assert span > 1e-2
+    assert data.ranges["L_norm"]["x"] is None
+    assert data.ranges["L_norm"]["y"] == pytest.approx(
+        [L.min() - 0.05 * span, L.max() + 0.05 * span]
+    )
+    # ...while midpoint keeps |L| to round-off: a ±0.1 % window about it, not the noise.
     flat = figures.figure_data({"midpoint": runs["midpoint"]}, reference, case.inv_inertia)
     assert flat.ranges["L_norm"]["y"] == pytest.approx([0.999, 1.001])
     assert flat.ranges["energy_factor"]["y"] == pytest.approx([0.9 * 0.999, 0.9 * 1.001])
+    # "origin": world L of midpoint stays at 0 to round-off: ±0.1 % of |L| on both axes.
+    assert flat.ranges["L_world"] == {"x": pytest.approx([-1e-3, 1e-3]),
+                                      "y": pytest.approx([-1e-3, 1e-3])}  # fmt: skip
+    w = np.abs(runs["explicit"].L[:, :2]).max()
+    assert data.ranges["L_world"]["x"] == pytest.approx([-1.05 * w, 1.05 * w])
+
+
+def test_a_run_that_blew_up_does_not_set_the_ranges() -> None:
+    case = scenarios.article_case(3.0, 0.5, 0.4, 16, 20)
+    ref = scenarios.simulate(case, "exact", 1)
+    runs = {m: scenarios.simulate(case, m, 1) for m in ("explicit", "modified_jolt")}
+    wild = figures.figure_data(runs, ref, case.inv_inertia)
+    calm = figures.figure_data({"modified_jolt": runs["modified_jolt"]}, ref, case.inv_inertia)
+    assert np.nanmax(np.linalg.norm(runs["explicit"].L, axis=-1)) > 1e50
+    k = wild.blew_up["explicit"]
+    assert k is not None
+    assert 1 < k < ref.t.shape[0]
+    assert wild.blew_up["modified_jolt"] is None
+    assert np.all(np.isnan(wild.methods["explicit"]["L_norm"][k:]))
+    assert wild.ranges == calm.ranges
+
+
+def test_spec_carries_line_styles_and_a_cloudless_plotly_config() -> None:
+    s = figures.spec()
+    assert set(s["dashes"]) == set(rigid.METHODS)
+    assert set(s["dashes"].values()) <= set(figures.DASHES)
+    # Neighbours in the palette differ by line style as well as hue.
+    styles = list(s["dashes"].values())
+    assert all(a != b for a, b in itertools.pairwise(styles))
+    config = s["plotly_config"]
+    assert config["showSendToCloud"] is False
+    assert "sendChartToCloud" in config["modeBarButtonsToRemove"]
+    assert all(f["note"] for f in s["figures"])
 
 
 # ------------------------------------------------------------------------- colours

@@ -8,6 +8,8 @@ terms), closed forms and a tight solve_ivp (stepping).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -560,3 +562,63 @@ def test_add_many_rejects_bad_input():
         h.add_many([-1, 1, 2], T, R, angular_velocity=[1.0, 2.0, 3.0]), [1, 2, 3]
     )
     assert h.local(3).angular_velocity_compact() == 3.0
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+
+def test_regression_local_acceleration_mass_5e_324_raises():
+    # mass 5e-324 gave inf with NumPy's overflow warning.
+    h = Hierarchy(3)
+    node = h.add(DynamicTransform.identity(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match="force, mass: too large or too small"):
+            h.local_acceleration(node, [1.0, 0.0, 0.0], 5e-324)
+    total = h.local_acceleration(node, [1.0, 0.0, 0.0], 1e-300).total
+    np.testing.assert_allclose(total, [1e300, 0.0, 0.0], rtol=4e-16)
+
+
+def test_regression_step_10_with_acceleration_1e308_raises_and_keeps_the_state():
+    # step(10.0) with acceleration 1e308 gave infinite translations silently.
+    h = Hierarchy(3)
+    moving = DynamicTransform(Transform.identity(3), acceleration=[1e308, 0.0, 0.0])
+    node = h.add(moving)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match="dt: too large"):
+            h.step(10.0)
+    np.testing.assert_array_equal(h.local(node).transform.translation, [0.0, 0.0, 0.0])
+    h.step(1e-100)  # representable: computed, T = a dt^2 / 2
+    np.testing.assert_allclose(h.local(node).transform.translation, [0.5e108, 0.0, 0.0])
+
+
+def test_regression_scales_1e100_composed_four_times_in_a_hierarchy():
+    h = Hierarchy(3)
+    big = Transform(np.zeros(3), np.eye(3), 1e100)
+    parent = None
+    for _ in range(4):
+        parent = h.add(big, parent)
+    with pytest.raises(InputError, match="node: too large or too small, the global dynamic"):
+        h.global_(parent)
+    with pytest.raises(InputError, match="node 3: too large or too small"):
+        h.globals()
+    h.remove(parent)
+    assert h.globals().scale[2] == pytest.approx(1e300, rel=1e-15)
+
+
+def test_regression_apply_impulse_names_impulse_and_mass_not_dv():
+    # An overflowing impulse / mass was reported as "dv: ...", an internal name.
+    h = Hierarchy(3)
+    node = h.add(DynamicTransform.identity(3))
+    h.add(DynamicTransform.identity(3), node)
+    for impulse, mass in (([1e308, 0.0, 0.0], 1e-10), ([1.0, 0.0, 0.0], 5e-324)):
+        with pytest.raises(InputError, match="impulse, mass: too large or too small"):
+            h.apply_impulse(node, impulse, mass, isolate_children=True)
+    np.testing.assert_array_equal(h.local(node).velocity, [0.0, 0.0, 0.0])
+
+
+def test_float32_hierarchy_refuses_a_local_beyond_float32():
+    h = Hierarchy(3, dtype=np.float32)
+    with pytest.raises(InputError, match="local: too large"):
+        h.add(DynamicTransform(Transform.identity(3), velocity=[1e300, 0.0, 0.0]))

@@ -647,3 +647,24 @@ def test_dt_overflowing_float32():
         magnus(w, w, 1e300)
     with pytest.raises(InputError, match="dt: expected finite values"):
         magnus(w, w, np.array([0.1, 1e300]))
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+
+def test_regression_rotate_tiny_quaternion_is_refused_like_quat_normalize():
+    # kinematics.rotate(1e-160 * q, ...) accepted a quaternion that quat_normalize rejects
+    # and returned a non-unit attitude (|q1| = 1.0000056): |q|² was subnormal.
+    q = 1e-160 * np.array([0.6, 0.8, 0.0, 0.0])
+    with pytest.raises(InputError, match=r"^q: "):
+        tr.quat_normalize(q)
+    with pytest.raises(InputError, match="q: expected quaternions whose squared norm"):
+        rotate(q, [0.0, 0.0, 1.0], [0.0, 0.0, 0.5], 0.1)
+    # the smallest accepted scale still gives a unit result
+    ok = 2.0 * np.sqrt(np.finfo(np.float64).tiny) * np.array([0.6, 0.8, 0.0, 0.0])
+    q1, _ = rotate(ok, [0.0, 0.0, 1.0], [0.0, 0.0, 0.5], 0.1)
+    assert abs(float(np.linalg.norm(q1)) - 1.0) < 4e-16
+    # float32 input is normalised in float64 inside the loop: right even at 1e-21
+    q32 = (1e-21 * np.array([0.6, 0.8, 0.0, 0.0])).astype(np.float32)
+    q1, _ = rotate(q32, [0.0, 0.0, 1.0], [0.0, 0.0, 0.5], 0.1)
+    assert abs(float(np.linalg.norm(q1.astype(np.float64))) - 1.0) < 2e-7

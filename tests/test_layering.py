@@ -23,7 +23,7 @@ PACKAGE = SRC / "tumble"
 #: ``tumble`` is the package's ``__init__`` (it re-exports the error types); ``_kernels``
 #: covers ``tumble._kernels`` and every module in it.
 BASE: dict[str, frozenset[str]] = {
-    "tumble": frozenset({"_errors"}),
+    "tumble": frozenset({"_errors", "_validate"}),
     "_errors": frozenset(),
     "_validate": frozenset({"_errors"}),
     "_linalg": frozenset(),

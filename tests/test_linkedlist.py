@@ -817,3 +817,52 @@ def test_non_vectorised_predicate_on_dtype_list_raises_input_error():
         cl.sort(key=lambda v: v if v > 2 else -v)
     assert cl.count_if(lambda v: np.isin(v, (1, 2))) == 2
     assert cl.tolist() == [1, 2, 3, 4]
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+
+@pytest.mark.parametrize("steps", [2**63, 2**64, -(2**63), 10**30])
+def test_regression_advance_2_63_and_2_64_raise_index_error(steps):
+    # advance(2**63) as the first long walk used to return begin() (int64 wrap-around in
+    # the compiled walk); advance(2**64) a numba TypingError.
+    lst = ContiguousList([1, 2, 3], dtype="int64")
+    with pytest.raises(IndexError):
+        lst.begin().advance(steps)
+    lst.begin().advance(3)  # an ordinary walk in between changes nothing
+    with pytest.raises(IndexError):
+        lst.begin().advance(steps)
+
+
+def test_regression_uint64_construction_above_int64():
+    # ContiguousList([1, 2**63], dtype='uint64') was refused (NumPy inferred float64),
+    # though appending the values one by one worked.
+    lst = ContiguousList([1, 2**63, 2**64 - 1], dtype="uint64")
+    appended = ContiguousList(dtype="uint64")
+    for v in (1, 2**63, 2**64 - 1):
+        appended.append(v)
+    assert list(lst) == list(appended) == [1, 2**63, 2**64 - 1]
+    with pytest.raises(InputError, match="values: 18446744073709551616 is out of range"):
+        ContiguousList([1, 2**64], dtype="uint64")
+    with pytest.raises(InputError, match="values: -1 is out of range"):
+        ContiguousList([-1, 2], dtype="uint64")
+
+
+def test_regression_reserve_10_12_checks_the_size_first():
+    # reserve(10**12) asked for 26 TB without a size check.
+    lst = ContiguousList([1.0], dtype="float64")
+    with pytest.raises(InputError, match=r"n: room for 1000000000000 elements would take .* TiB"):
+        lst.reserve(10**12)
+    with pytest.raises(InputError, match="n: expected an integer <="):
+        lst.reserve(2**64)
+    lst.reserve(1000)
+    assert list(lst) == [1.0]
+
+
+def test_regression_count_if_with_a_two_argument_function():
+    # count_if(lambda a, b: ...) (a pairs predicate) gave a bare TypeError.
+    with pytest.raises(InputError, match="pred: expected a function of 1 positional argument"):
+        ContiguousList([1, 2, 3]).count_if(lambda a, b: a < b)
+    with pytest.raises(InputError, match="key: expected a function of 1 positional argument"):
+        ContiguousList([3, 1, 2]).sort(key=lambda a, b: a)
+    assert ContiguousList([1, 2, 3]).count_if(lambda a: a > 1) == 2

@@ -650,3 +650,26 @@ def test_work_is_split_into_equal_chunks_by_unranking_not_by_rows():
     # need many more rows per chunk than the long rows at the start.
     rows = [view[a + c - 1][0] - view[a][0] + 1 for a, c in chunks]
     assert rows[-1] > 3 * rows[0]
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+
+def test_regression_distinct_pairs_index_arrays_size_checked():
+    # distinct_pairs(range(10**5)).index_arrays() asked for 2 x 37 GiB without a check.
+    with pytest.raises(InputError, match=r"stop: index arrays of 4999950000 pairs would take"):
+        distinct_pairs(range(10**5)).index_arrays()
+    I, J = distinct_pairs(range(10**5)).index_arrays(0, 3)
+    assert list(zip(I.tolist(), J.tolist(), strict=True)) == [(0, 1), (0, 2), (0, 3)]
+    # positions stay Python ints: slice rules clip them, whatever their size
+    assert distinct_pairs(range(4)).index_arrays(2**70)[0].size == 0
+
+
+def test_regression_count_if_with_the_wrong_number_of_arguments():
+    # count_if with a predicate of the wrong arity gave a bare TypeError from inside the loop.
+    with pytest.raises(InputError, match="pred: expected a function of 2 positional arguments"):
+        pairs([1, 2, 3]).count_if(lambda a: a > 1)
+    with pytest.raises(InputError, match="func: expected a function of 3 positional arguments"):
+        pairs([1, 2, 3]).reduce(lambda acc, a: acc + a, 0)
+    assert pairs([1, 2, 3]).count_if(lambda a, b: a < b) == 3
+    assert pairs([1, 2, 3]).count_if(operator.lt) == 3  # a builtin: signature trusted or read

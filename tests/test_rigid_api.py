@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -351,3 +352,79 @@ def test_simulate_on_divergence_ignore_is_silent_and_thread_safe() -> None:
         np.testing.assert_array_equal(run.q, loud.q)
     with pytest.raises(InputError, match="on_divergence: expected one of 'warn', 'ignore'"):
         rigid.simulate(q, w, J, 0.5, 1, "explicit", on_divergence="raise")
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+_Q = [1.0, 0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("call", "names"),
+    [
+        (
+            lambda: rigid.angular_acceleration([0, 0, 0], [1e200, 1e200, 0], _Q, [1, 2, 3]),
+            "torque, omega",
+        ),
+        (
+            lambda: rigid.angular_acceleration([1e308, 0, 0], [0, 0, 0], _Q, [1e10, 2, 3]),
+            "torque, omega",
+        ),
+        (lambda: rigid.angular_momentum(_Q, [1e200, 0, 0], [1e-200, 2, 3]), "omega, inv_inertia"),
+        (lambda: rigid.angular_momentum(_Q, [1, 1, 1], [5e-324, 2, 3]), "omega, inv_inertia"),
+        (lambda: rigid.energy(_Q, [1e200, 0, 0], [1, 2, 3]), "omega, inv_inertia"),
+        (lambda: rigid.energy(_Q, [1, 1, 1], [5e-324, 2, 3]), "omega, inv_inertia"),
+    ],
+)
+def test_regression_angular_acceleration_momentum_energy_overflow_raise(call, names):
+    # omega = 1e200, torque = 1e308 or a subnormal inverse moment gave NaN/inf (with a
+    # NumPy warning), where rigid.step raises InputError for the same state.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=f"^{names}"):
+            call()
+
+
+def test_regression_huge_but_representable_values_are_computed():
+    # the rule: compute when the answer is representable
+    L = rigid.angular_momentum(_Q, [1e150, 0, 0], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(L, [1e150, 0.0, 0.0])
+    assert rigid.energy(_Q, [1e150, 0, 0], [1.0, 2.0, 3.0]) == pytest.approx(0.5e300, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda r: rigid.angular_momentum(_Q, r, [1, 2, 3]), "omega"),
+        (lambda r: rigid.energy(r, [0, 0, 1], [1, 2, 3]), "q"),
+        (lambda r: rigid.angular_acceleration(r, [0, 0, 1], _Q, [1, 2, 3]), "torque"),
+        (lambda r: rigid.world_inverse_inertia(_Q, r), "inv_inertia"),
+        (lambda r: rigid.step(_Q, [0, 0, 1], r, 0.1, "rk4"), "inv_inertia"),
+        (lambda r: rigid.simulate(_Q, r, [1, 2, 3], 0.1, 3, "rk4"), "omega"),
+    ],
+)
+def test_regression_ragged_nested_lists_name_the_argument(call, name):
+    # Ragged lists reached np.asarray before validation: "setting an array element with a
+    # sequence" (a bare ValueError) in six rigid functions.
+    with pytest.raises(InputError, match=f"^{name}: expected a real array"):
+        call([[1.0, 2.0, 3.0], [1.0, 2.0]])
+
+
+def test_regression_simulate_steps_10_9_checks_the_records_first():
+    # simulate(..., steps=10**9) reserved about 112 GB of records before running.
+    with pytest.raises(InputError, match=r"^steps, every: 1000000001 records would take 112 GiB"):
+        rigid.simulate(_Q, [0, 0, 1], [1, 2, 3], 0.1, 10**9, "rk4")
+    with tumble.memory_limit(112 * 11 + 88):  # exactly the records of 10 steps
+        tr = rigid.simulate(_Q, [0, 0, 1], [1, 2, 3], 0.1, 10, "rk4")
+    assert tr.q.shape == (11, 4)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"every": 10**20}, "every"), ({"steps": 2**63}, "steps"), ({"steps": 2**64}, "steps")],
+)
+def test_regression_simulate_every_1e20_and_steps_2_63_are_range_checked(kwargs, name):
+    # every=10**20 or steps=2**63 gave OverflowError from NumPy or numba.
+    args = {"steps": 10, "every": 1, **kwargs}
+    with pytest.raises(InputError, match=f"^{name}: expected an integer <= {2**63 - 1}"):
+        rigid.simulate(_Q, [0, 0, 1], [1, 2, 3], 0.1, args["steps"], "rk4", every=args["every"])

@@ -91,14 +91,17 @@ def test_article_case_rejects_bad_input(kwargs, name) -> None:
         ([1.0, 0.6], [0.1, 0.2, 0.3], "inv_inertia"),
         ([[1.0, 0.6, 0.35]] * 2, [0.1, 0.2, 0.3], "inv_inertia"),
         ([1.0, 0.6, 0.35], [0.1, 0.2], "omega_body"),
-        ([1.0, 0.6, 0.35], [0.0, 0.0, 0.0], "momentum"),
+        ([1.0, 0.6, 0.35], [0.0, 0.0, 0.0], "omega_body"),
         ([1.0, 0.6, 0.0], [0.1, 0.2, 0.3], "omega_body"),
-        ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], "momentum"),
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], "inv_inertia"),
+        ([1.0, 0.6, 0.35], [1e-320, 0.0, 0.0], "omega_body"),
+        ([1e-300, 0.6, 0.35], [1e300, 0.0, 0.0], "omega_body, inv_inertia"),
         ([1.0, 0.6, 0.35], [0.1, np.inf, 0.3], "omega_body"),
     ],
 )
 def test_explicit_case_rejects_bad_input(J, w, name) -> None:
-    with pytest.raises(InputError, match=name):
+    # |L| = 0 and the like were reported as "momentum", rotation_period's argument.
+    with pytest.raises(InputError, match=f"^{name}: "):
         scenarios.explicit_case(J, w)
 
 
@@ -254,3 +257,95 @@ def test_zero_steps() -> None:
     s = scenarios.run_methods(c, ["momentum_first"])["momentum_first"].scores
     assert math.isnan(s.ns_per_step)
     assert s.attitude_error_max == 0.0
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+
+def test_regression_rotation_period_names_the_argument_at_fault() -> None:
+    # rotation_period([0, 0, 0], 1.0) blamed "momentum"; |L| = 1e-320 returned inf.
+    with pytest.raises(InputError, match=r"^inv_inertia: expected some J_i > 0"):
+        scenarios.rotation_period([0.0, 0.0, 0.0], 1.0)
+    with pytest.raises(InputError, match=r"^momentum: expected \|L\| > 0"):
+        scenarios.rotation_period([1.0, 0.5, 0.2], 0.0)
+    with pytest.raises(InputError, match=r"^momentum: too small"):
+        scenarios.rotation_period([1.0, 0.5, 0.2], 1e-320)
+    assert scenarios.rotation_period([1.0, 0.5, 0.2], 2.0) == pytest.approx(2 * np.pi / 1.6)
+
+
+def test_regression_hand_built_case_with_1e12_steps_is_refused() -> None:
+    # A hand-built Case(steps=10**12) ran with no bound; every field is now validated.
+    c = scenarios.article_case(steps_per_rotation=8, rotations=1)
+    fields = {
+        "inv_inertia": c.inv_inertia,
+        "q0": c.q0,
+        "omega0": c.omega0,
+        "dt": c.dt,
+        "steps": c.steps,
+        "period": c.period,
+    }
+    rebuilt = scenarios.Case(**fields)
+    for name, value in fields.items():
+        np.testing.assert_array_equal(getattr(rebuilt, name), value)
+    for name, bad in (
+        ("steps", 10**12),
+        ("steps", -1),
+        ("steps", 2**64),
+        ("steps", 1.5),
+        ("dt", 0.0),
+        ("dt", np.nan),
+        ("q0", [0.0, 0.0, 0.0, 0.0]),
+        ("q0", [1.0, 0.0, 0.0]),
+        ("omega0", [[0.0, 0.0, 1.0]]),
+        ("inv_inertia", [-1.0, 1.0, 1.0]),
+        ("period", -1.0),
+    ):
+        with pytest.raises(InputError, match=f"^{name}: "):
+            scenarios.Case(**{**fields, name: bad})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"runs": 10**6}, "runs"), ({"runs": 2**64}, "runs"), ({"steps": 10**11}, "steps")],
+)
+def test_regression_stepping_time_runs_10_6_and_2_64_are_bounded(kwargs, name) -> None:
+    # stepping_time(..., runs=10**6) ran for hours; runs=2**64 forever.
+    c = scenarios.article_case(steps_per_rotation=8, rotations=1)
+    args = {"steps": 4, "runs": 1, **kwargs}
+    with pytest.raises(InputError, match=f"^{name}: expected an integer <="):
+        scenarios.stepping_time(
+            c.q0[None],
+            c.omega0[None],
+            c.inv_inertia[None],
+            c.dt,
+            args["steps"],
+            "rk4",
+            args["runs"],
+        )
+
+
+def test_regression_score_of_a_t_q_omega_tuple() -> None:
+    # scenarios.score((t, q, omega), J, reference_q=...) raised AttributeError, though
+    # diagnostics reads that tuple.
+    c = scenarios.article_case(steps_per_rotation=16, rotations=1)
+    tr = scenarios.simulate(c, "rk4")
+    ref = exact.torque_free(c.q0, c.omega0, c.inv_inertia, tr.t)[0]
+    from_tuple = scenarios.score((tr.t, tr.q, tr.omega), c.inv_inertia, reference_q=ref)
+    from_run = scenarios.score(tr, c.inv_inertia, reference_q=ref)
+    # The tuple has no L_body: it is recomputed from omega, equal to round-off.
+    assert from_tuple.diverged_at is from_run.diverged_at is None
+    for name in ("energy_error", "momentum_drift", "direction_drift", "attitude_error_max"):
+        assert getattr(from_tuple, name) == pytest.approx(getattr(from_run, name), rel=1e-9)
+    with pytest.raises(InputError, match=r"^reference_q: expected shape"):
+        scenarios.score((tr.t, tr.q, tr.omega), c.inv_inertia, reference_q=ref[1:])
+
+
+def test_regression_run_methods_progress_5() -> None:
+    # run_methods(..., progress=5) raised "'int' object is not callable" mid-run.
+    c = scenarios.article_case(steps_per_rotation=8, rotations=1)
+    with pytest.raises(InputError, match=r"^progress: expected a callable"):
+        scenarios.run_methods(c, ["rk4"], progress=5, timing=False)
+    with pytest.raises(InputError, match=r"^progress: expected a function of 3"):
+        scenarios.run_methods(c, ["rk4"], progress=lambda i: None, timing=False)
+    with pytest.raises(InputError, match=r"^timing: expected a bool"):
+        scenarios.run_methods(c, ["rk4"], timing="no")

@@ -7,6 +7,8 @@ compositions (deltas, which are exact rather than linearised).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -503,3 +505,59 @@ def test_velocity_delta_round_trip_property(pair):
     parent, dv = pair
     back = parent.delta_velocity_to_local(parent.delta_velocity(dv))
     assert_close(back, dv, GROUP_RTOL, "round trip")
+
+
+# ------------------------------------------------- regressions from the bad-input campaign
+
+
+def test_regression_transform_identity_10_5_size_checked():
+    # Transform.identity(10**5) asked for a 74.5 GiB rotation matrix without a check.
+    with pytest.raises(InputError, match=r"n: a 100000 x 100000 rotation matrix would take 74.5"):
+        Transform.identity(10**5)
+    with pytest.raises(InputError, match="n: "):
+        DynamicTransform.identity(10**5)
+    assert Transform.identity(4).as_matrix().tolist() == np.eye(5).tolist()
+
+
+def test_regression_scale_5e_324_inverted_raises():
+    # Transform(..., scale=5e-324).inverse() returned scale inf, a Transform its own
+    # constructor refuses.
+    A = Transform(np.zeros(3), np.eye(3), 5e-324)
+    with pytest.raises(InputError, match="scale: too large or too small, the inverse"):
+        A.inverse()
+    with pytest.raises(InputError, match="scale: "):
+        A.normal_matrix()
+    with pytest.raises(InputError, match="scale: "):
+        DynamicTransform(A).inverse()
+    # representable inverses are computed: 1e-300 -> 1e300
+    B = Transform(np.array([1e-300, 0.0, 0.0]), np.eye(3), 1e-300)
+    assert B.inverse().scale == 1.0 / 1e-300
+    np.testing.assert_allclose(B.inverse().translation, [-1.0, 0.0, 0.0], rtol=1e-15)
+
+
+def test_regression_scales_1e100_composed_four_times_raise():
+    # Four compositions of scale 1e100 gave scale inf silently.
+    B = Transform(np.zeros(3), np.eye(3), 1e100)
+    assert (B * B * B).scale == pytest.approx(1e300, rel=1e-15)
+    with pytest.raises(InputError, match="other: too large or too small, the composition"):
+        B * B * B * B
+    D = DynamicTransform(B, velocity=[1e300, 0.0, 0.0])
+    with pytest.raises(InputError, match="other: "):
+        D * D
+    with pytest.raises(InputError, match="points: "):
+        (B * B * B)([1e10, 0.0, 0.0])
+    with pytest.raises(InputError, match="dv: "):
+        DynamicTransform(B * B).delta_velocity([1e200, 0.0, 0.0])
+    tiny = Transform(np.zeros(3), np.eye(3), 1e-200)
+    with pytest.raises(InputError, match="other: "):
+        tiny * tiny  # the scale underflows to 0
+
+
+def test_no_numpy_warning_on_overflow():
+    B = Transform(np.zeros(3), np.eye(3), 1e200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError):
+            B * B
+        with pytest.raises(InputError):
+            DynamicTransform(B, acceleration=[1e300, 0, 0]) * DynamicTransform(B)

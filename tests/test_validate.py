@@ -1,8 +1,11 @@
 """The shared validation helpers: clean values through, InputError naming the argument."""
 
+import threading
+
 import numpy as np
 import pytest
 
+import tumble
 from tumble import InputError
 from tumble._validate import (
     as_choice,
@@ -11,7 +14,11 @@ from tumble._validate import (
     as_int,
     as_scalar,
     broadcast_leading,
+    check_memory,
     common_dtype,
+    current_memory_limit,
+    format_bytes,
+    rotation_tolerance,
 )
 from tumble.rotation import random_quat
 
@@ -103,3 +110,69 @@ def test_random_quat_names_a_bad_dtype():
     # Regression: an unparseable dtype used to escape as NumPy's TypeError.
     with pytest.raises(InputError, match="dtype: expected float32 or float64"):
         random_quat(3, 0, dtype="foo")
+
+
+# ------------------------------------------------------------ the resource rule and as_int
+
+
+def test_memory_limit_is_context_local_and_restored():
+    assert current_memory_limit() == tumble.DEFAULT_MEMORY_LIMIT == 2 * 1024**3
+    with tumble.memory_limit(100) as limit:
+        assert limit == current_memory_limit() == 100
+        with pytest.raises(InputError, match=r"n: 1 KiB of things would take 1 KiB, more than"):
+            check_memory(1024, "n", "1 KiB of things")
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(current_memory_limit()))
+        worker.start()
+        worker.join()
+        assert seen == [tumble.DEFAULT_MEMORY_LIMIT]  # another thread keeps the default
+    assert current_memory_limit() == tumble.DEFAULT_MEMORY_LIMIT
+    check_memory(tumble.DEFAULT_MEMORY_LIMIT, "n", "exactly the limit")
+    with pytest.raises(InputError, match="nbytes: expected an integer >= 0"):
+        with tumble.memory_limit(-1):
+            pass
+
+
+def test_memory_limit_from_the_environment(monkeypatch):
+    monkeypatch.setenv("TUMBLE_MEMORY_LIMIT", str(10 * 1024**3))
+    assert current_memory_limit() == 10 * 1024**3
+    check_memory(9 * 1024**3, "n", "nine GiB")
+
+
+def test_format_bytes():
+    assert format_bytes(0) == "0 bytes"
+    assert format_bytes(1023) == "1023 bytes"
+    assert format_bytes(1536) == "1.5 KiB"
+    assert format_bytes(112 * 10**9) == "104 GiB"
+    assert format_bytes(2.0**70) == "1.05e+06 PiB"
+
+
+def test_as_int_caps_at_int64_unless_told_otherwise():
+    assert as_int(2**63 - 1, "n") == 2**63 - 1
+    with pytest.raises(InputError, match=f"n: expected an integer <= {2**63 - 1}, got {2**63}"):
+        as_int(2**63, "n")
+    assert as_int(2**70, "n", maximum=None) == 2**70
+
+
+def test_regression_random_quat_size_checked_before_allocating():
+    # random_quat((10**6, 10**6)) asked NumPy for 29 TiB.
+    with pytest.raises(InputError, match=r"shape: \(1000000, 1000000\) random quaternions would"):
+        random_quat((10**6, 10**6))
+    with pytest.raises(InputError, match="shape: expected an integer <="):
+        random_quat(2**64)
+    with tumble.memory_limit(64 * 1000):
+        assert random_quat(1000, rng=1).shape == (1000, 4)
+        with pytest.raises(InputError, match="shape: "):
+            random_quat(1001, rng=1)
+
+
+def test_regression_rotation_tolerance_validates_its_arguments():
+    # rotation_tolerance("foo", -1) gave NumPy's TypeError; an int dtype or n <= 0 gave
+    # a meaningless number.
+    with pytest.raises(InputError, match="dtype: expected float32 or float64"):
+        rotation_tolerance("foo", 3)
+    with pytest.raises(InputError, match="dtype: expected float32 or float64"):
+        rotation_tolerance(np.int64, 3)
+    with pytest.raises(InputError, match="n: expected an integer >= 1"):
+        rotation_tolerance(np.float64, 0)
+    assert rotation_tolerance(np.float64, 3) == 3 * 8 * float(np.finfo(np.float32).eps)

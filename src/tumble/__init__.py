@@ -7,7 +7,8 @@ coordinates to world coordinates; angular velocity is in the world frame unless 
 """
 
 from tumble._errors import InputError, TumbleWarning
+from tumble._validate import DEFAULT_MEMORY_LIMIT, memory_limit
 
 __version__ = "0.1.0"
 
-__all__ = ["InputError", "TumbleWarning", "__version__"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "InputError", "TumbleWarning", "__version__", "memory_limit"]

@@ -7,8 +7,12 @@ these first, so compiled kernels only ever see arrays of the dtype and shape the
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import numbers
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -61,6 +65,19 @@ def as_float_array(
     return arr
 
 
+def check_finite_result(names: str, what: str, *results: Any) -> None:
+    """Raise ``InputError`` if any of ``results``, computed from finite input, is not finite.
+
+    The rule for huge finite input (``docs/limitations.md``): a function computes the
+    right answer when it is representable, and otherwise says which arguments are too
+    large, here ``names`` (``"omega, inv_inertia"``); ``what`` names the quantity that
+    overflowed (``"the angular momentum"``). Compute ``results`` under
+    ``np.errstate(all="ignore")`` so that NumPy warns about nothing.
+    """
+    if not all(np.all(np.isfinite(r)) for r in results):
+        raise InputError(f"{names}: too large or too small, {what} overflows the float range")
+
+
 def as_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
     """Return ``dtype`` as ``np.dtype`` if it is float32 or float64, else raise naming ``name``."""
     try:
@@ -89,7 +106,7 @@ def broadcast_leading(**named: tuple[np.ndarray, int]) -> tuple[int, ...]:
         return tuple(np.broadcast_shapes(*leading.values()))
     except ValueError:
         seen = ", ".join(f"{k} {s}" for k, s in leading.items())
-        raise InputError(f"batch shapes do not broadcast: {seen}") from None
+        raise InputError(f"{', '.join(leading)}: batch shapes do not broadcast: {seen}") from None
 
 
 def as_scalar(
@@ -116,14 +133,116 @@ def as_scalar(
     return value
 
 
-def as_int(x: Any, name: str, *, minimum: int | None = None) -> int:
-    """Return ``x`` as a Python int (bool rejected), at least ``minimum`` if given."""
+#: The largest integer compiled code can take (int64): :func:`as_int`'s default ceiling.
+INT_MAX = int(np.iinfo(np.int64).max)
+
+
+def as_int(x: Any, name: str, *, minimum: int | None = None, maximum: int | None = INT_MAX) -> int:
+    """Return ``x`` as a Python int (bool rejected) in ``[minimum, maximum]``.
+
+    The default ``maximum`` is :data:`INT_MAX`, so that no integer a caller passes on can
+    overflow a compiled int64; pass ``maximum=None`` only for values that stay in Python
+    (a pairs view's exact size, for example).
+    """
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         raise InputError(f"{name}: expected an integer, got {describe(x)}")
     value = int(x)
     if minimum is not None and value < minimum:
         raise InputError(f"{name}: expected an integer >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise InputError(f"{name}: expected an integer <= {maximum}, got {value}")
     return value
+
+
+# --------------------------------------------------------------------------- resources
+
+#: The default ceiling on what one call may allocate in proportion to its arguments: 2 GiB.
+#: ``TUMBLE_MEMORY_LIMIT`` (bytes) in the environment changes the default of a process;
+#: :func:`memory_limit` changes it for a block of code.
+DEFAULT_MEMORY_LIMIT = 2 * 1024**3
+
+
+def _default_limit() -> int:
+    text = os.environ.get("TUMBLE_MEMORY_LIMIT", "")
+    try:
+        return max(int(text), 0) if text else DEFAULT_MEMORY_LIMIT
+    except ValueError:
+        return DEFAULT_MEMORY_LIMIT
+
+
+_LIMIT: ContextVar[int | None] = ContextVar("tumble_memory_limit", default=None)
+
+
+def current_memory_limit() -> int:
+    """The allocation ceiling in bytes in force here (see :func:`memory_limit`)."""
+    limit = _LIMIT.get()
+    return _default_limit() if limit is None else limit
+
+
+@contextlib.contextmanager
+def memory_limit(nbytes: int) -> Iterator[int]:
+    """Within the block, allow calls to allocate up to ``nbytes`` bytes each.
+
+    Context-local (threads and asyncio tasks each keep their own), and restored on exit::
+
+        with tumble.memory_limit(16 * 2**30):
+            traj = rigid.simulate(q, omega, inv_inertia, dt, 10**8, "splitting")
+    """
+    limit = as_int(nbytes, "nbytes", minimum=0, maximum=None)
+    token = _LIMIT.set(limit)
+    try:
+        yield limit
+    finally:
+        _LIMIT.reset(token)
+
+
+def format_bytes(nbytes: float) -> str:
+    """``nbytes`` in the largest binary unit that keeps it at least 1 (``'3.2 GiB'``)."""
+    value = float(nbytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024.0:
+            return f"{value:.0f} bytes" if unit == "bytes" else f"{value:.3g} {unit}"
+        value /= 1024.0
+    return f"{value:.3g} PiB"
+
+
+def check_memory(nbytes: float, name: str, what: str) -> None:
+    """Raise ``InputError`` naming ``name`` if ``what`` would take more than the limit.
+
+    ``nbytes`` is the projected size, computed before anything is allocated (a Python int
+    or float, so that it cannot overflow); ``what`` says what would be allocated
+    (``"the records"``). The message gives the projected size, the limit and how to raise
+    it.
+    """
+    limit = current_memory_limit()
+    if nbytes > limit:
+        raise InputError(
+            f"{name}: {what} would take {format_bytes(nbytes)}, more than the limit of "
+            f"{format_bytes(limit)} (raise it with `with tumble.memory_limit(nbytes):` or "
+            "the TUMBLE_MEMORY_LIMIT environment variable)"
+        )
+
+
+def check_callable(f: Any, name: str, n_args: int) -> None:
+    """Raise ``InputError`` unless ``f`` is callable with ``n_args`` positional arguments.
+
+    Callables whose signature Python cannot read (some builtins, compiled functions) are
+    taken on trust.
+    """
+    if not callable(f):
+        raise InputError(f"{name}: expected a callable, got {describe(f)}")
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*range(n_args))
+    except TypeError:
+        raise InputError(
+            f"{name}: expected a function of {n_args} positional argument"
+            f"{'s' if n_args != 1 else ''}, got {getattr(f, '__name__', type(f).__name__)}"
+            f"{sig}"
+        ) from None
 
 
 def as_choice(x: Any, name: str, choices: Sequence[Any]) -> Any:
@@ -155,7 +274,8 @@ def rotation_tolerance(dtype: Any, n: int) -> float:
     per entry, ``|det R|`` by ``n eps_float32``). A reflection, a shear or a scale of more
     than ``tol/2`` is rejected outright.
     """
-    eps = float(np.finfo(np.dtype(dtype)).eps)
+    eps = float(np.finfo(as_float_dtype(dtype)).eps)
+    n = as_int(n, "n", minimum=1)
     return float(n * max(np.sqrt(eps), 8.0 * float(np.finfo(np.float32).eps)))
 
 

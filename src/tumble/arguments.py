@@ -25,7 +25,15 @@ __all__ = [
 ]
 
 
+def _text(text: object) -> str:
+    """``text`` if it is a str (what argparse passes), else the type error argparse reports."""
+    if not isinstance(text, str):
+        raise argparse.ArgumentTypeError(f"expected text, got {type(text).__name__}")
+    return text
+
+
 def _float(text: str) -> float:
+    _text(text)
     try:
         x = float(text)
     except ValueError:
@@ -81,6 +89,7 @@ def fraction(text: str) -> float:
 
 def positive_int(text: str) -> int:
     """An integer ``>= 1``."""
+    _text(text)
     try:
         n = int(text)
     except ValueError:
@@ -92,7 +101,7 @@ def positive_int(text: str) -> int:
 
 def vector3(text: str) -> np.ndarray:
     """Three comma-separated finite numbers, ``"a,b,c"``."""
-    parts = text.split(",")
+    parts = _text(text).split(",")
     if len(parts) != 3:
         raise argparse.ArgumentTypeError(
             f"expected three comma-separated numbers like 1,0.6,0.35, got {text!r}"
@@ -103,7 +112,7 @@ def vector3(text: str) -> np.ndarray:
 def method_list(text: str) -> list[str]:
     """Comma-separated names from :data:`tumble.rigid.METHODS` or compositions
     ``"<base>:<scheme>"`` (or ``all``: the registry's methods)."""
-    if text.strip() == "all":
+    if _text(text).strip() == "all":
         return list(rigid.METHODS)
     names = [p.strip() for p in text.split(",") if p.strip()]
     unknown = [n for n in names if ":" not in n and n not in rigid.METHODS]

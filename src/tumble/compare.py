@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +28,8 @@ import numpy as np
 
 from tumble import figures, rigid, scenarios
 from tumble._errors import InputError
+from tumble._validate import as_int
+from tumble._validate import describe as describe_value
 from tumble.arguments import (
     fraction,
     method_list,
@@ -143,8 +146,25 @@ COLUMNS = (
 attitude error against the exact solution (rad) at the end and at worst, cost."""
 
 
+def _check_results(results: Any) -> dict[str, scenarios.MethodResult]:
+    """``results`` if it maps method names to MethodResults, else ``InputError``."""
+    if not isinstance(results, dict) or not results:
+        raise InputError(
+            "results: expected a non-empty dict {method: MethodResult} (from "
+            f"tumble.scenarios.run_methods), got {describe_value(results)}"
+        )
+    for name, r in results.items():
+        if name not in rigid.ORDERS or not isinstance(r, scenarios.MethodResult):
+            raise InputError(
+                f"results: expected {{method: MethodResult}} with method names from "
+                f"rigid.METHODS, got {name!r}: {type(r).__name__}"
+            )
+    return results
+
+
 def format_table(results: dict[str, scenarios.MethodResult]) -> str:
     """The per-method table of :class:`tumble.scenarios.Scores` as aligned text."""
+    results = _check_results(results)
     rows = [list(COLUMNS)]
     notes = []
     for name, r in results.items():
@@ -330,7 +350,7 @@ def _plot_html(data: figures.FigureData, title: str, path: Path) -> None:
             xaxis.rangeslider = {"visible": True, "thickness": 0.04}
     fig.update_layout(title=title, height=330 * rows, width=330 * cols + 250,
                       template="plotly_white")  # fmt: skip
-    fig.write_html(path, include_plotlyjs=True, full_html=True)
+    fig.write_html(path, include_plotlyjs=True, full_html=True, config=dict(figures.PLOTLY_CONFIG))
 
 
 def _axis_id(axis: Any) -> str:
@@ -341,20 +361,31 @@ def _axis_id(axis: Any) -> str:
 def plot(
     results: dict[str, scenarios.MethodResult],
     case: scenarios.Case,
-    path: Path,
+    path: str | os.PathLike[str],
     every: int = 1,
     title: str = "",
 ) -> None:
     """Write the figures of :mod:`tumble.figures` for ``results`` to ``path`` (``.png`` or
-    ``.html``).
+    ``.html``, a ``str`` or a path; its folder must exist).
 
     The reference (the ``"exact"`` run of ``results``, else :func:`tumble.scenarios.reference`
     at the record times: the exact solution, or the ODE solve of a forced case) is drawn as
     the dashed black reference.
     """
+    results = _check_results(results)
+    if not isinstance(case, scenarios.Case):
+        raise InputError(f"case: expected a tumble.scenarios.Case, got {describe_value(case)}")
+    if not isinstance(path, str | os.PathLike):
+        raise InputError(f"path: expected a file path (str or Path), got {describe_value(path)}")
+    path = Path(path)
+    every = as_int(every, "every", minimum=1)
+    if not isinstance(title, str):
+        raise InputError(f"title: expected a str, got {describe_value(title)}")
     suffix = path.suffix.lower()
     if suffix not in PLOT_FORMATS:
         raise InputError(f"path: expected a .png or .html file, got {str(path)!r}")
+    if not path.parent.is_dir():
+        raise InputError(f"path: folder {str(path.parent)!r} does not exist")
     ref = figures.REFERENCE.method
     reference = results[ref].trajectory if ref in results else scenarios.reference(case, every)
     runs = {name: r.trajectory for name, r in results.items()}

@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 
 from tumble import exact, rotation
 from tumble._errors import InputError
-from tumble._validate import as_choice, as_float_array, broadcast_leading, describe
+from tumble._validate import as_choice, as_float_array, as_scalar, broadcast_leading, describe
 from tumble.trajectory import Trajectory
 
 __all__ = [
@@ -245,7 +245,16 @@ def _energy_error(d: _Data) -> np.ndarray:
 def _exact_q(d: _Data, t: np.ndarray) -> np.ndarray:
     """Exact torque-free attitudes ``(len(t), *batch, 4)`` from the first record, at ``t``."""
     J = np.broadcast_to(d.J, (*d.batch, 3))
-    return exact.torque_free_from_momentum(d.q[0], d.L_body[0], J, t)[0]
+    try:
+        return exact.torque_free_from_momentum(d.q[0], d.L_body[0], J, t)[0]
+    except InputError:
+        # Its message names torque_free_from_momentum's arguments (L_body0, phi): say
+        # which of the caller's arguments made the exact motion unrepresentable.
+        raise InputError(
+            "trajectory, inv_inertia: too large, the exact torque-free motion from the first "
+            "record overflows float64 (it needs |L_b| well below 1e150 and phases below "
+            f"exact.MAX_PHASE = {exact.MAX_PHASE:.3g})"
+        ) from None
 
 
 # --------------------------------------------------------------------------------------
@@ -642,10 +651,20 @@ def first_flip_time(
         spherical body, the separatrix, or a run too short), which a caller comparing with
         the exact motion reads against its ``T/2`` (``inf`` when that never flips).
     """
-    tt = np.asarray(t, dtype=np.float64)
-    L = np.asarray(L_body, dtype=np.float64)
-    J = np.asarray(inv_inertia, dtype=np.float64)
-    n, nb = L.shape[0], L.shape[1]
+    tt = as_float_array(t, "t").astype(np.float64)
+    L = as_float_array(L_body, "L_body", (3,), finite=False).astype(np.float64)
+    J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)
+    band = as_scalar(band, "band", positive=True)
+    if tt.ndim != 1 or tt.shape[0] == 0:
+        raise InputError(f"t: expected shape (n,) with n >= 1, got shape {tt.shape}")
+    n = tt.shape[0]
+    if L.ndim != 3 or L.shape[0] != n:
+        raise InputError(f"L_body: expected shape ({n}, b, 3) to match t, got shape {L.shape}")
+    nb = L.shape[1]
+    if J.shape != (nb, 3):
+        raise InputError(f"inv_inertia: expected shape ({nb}, 3) to match L_body, got {J.shape}")
+    if not np.all(np.isfinite(L[0])):
+        raise InputError("L_body: the first record is not finite")
     cols = np.arange(nb)
     mid = np.argsort(J, axis=-1, kind="stable")[:, 1]
     norm0 = np.linalg.norm(L[0], axis=-1)
@@ -728,4 +747,8 @@ def attitude_deviation(
         raise InputError(
             f"reference.q: expected {q.shape[0]} records as in trajectory.q, got {q_ref.shape[0]}"
         )
-    return np.asarray(rotation.rotation_angle(q, q_ref), dtype=np.float64)
+    try:
+        return np.asarray(rotation.rotation_angle(q, q_ref), dtype=np.float64)
+    except InputError as exc:
+        # rotation_angle names its own arguments (p, q): here they are the two runs' q.
+        raise InputError(f"trajectory.q, reference.q: {str(exc).partition(': ')[2]}") from None

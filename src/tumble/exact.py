@@ -48,7 +48,7 @@ from tumble import rotation
 from tumble._errors import InputError
 from tumble._kernels import exact as kernels
 from tumble._kernels.dispatch import use_parallel
-from tumble._validate import as_float_array, broadcast_leading, common_dtype
+from tumble._validate import as_float_array, broadcast_leading, check_memory, common_dtype
 
 __all__ = [
     "EQUAL_RTOL",
@@ -56,6 +56,7 @@ __all__ = [
     "MAX_PHASE",
     "UNIT_RTOL",
     "body_period",
+    "polhode",
     "torque_free",
     "torque_free_from_momentum",
 ]
@@ -154,8 +155,13 @@ def _times(t: ArrayLike) -> np.ndarray:
 def _solve(
     q: np.ndarray, Lb: np.ndarray, J: np.ndarray, t: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``q(t)`` (nt, nb, 4) and world ``omega(t)`` (nt, nb, 3) from ``(q, L_b)``, float64."""
+    """``q(t)`` (nt, nb, 4) and world ``omega(t)`` (nt, nb, 3) from ``(q, L_b)``, float64.
+
+    The kernels write straight into the outputs (no temporaries per pair), after the
+    resource check on their size.
+    """
     nt, nb = t.shape[0], q.shape[0]
+    check_memory(nt * nb * 7 * 8, "t", f"{nt} times x {nb} bodies of states")
     q_out = np.empty((nt, nb, 4))
     w_out = np.empty((nt, nb, 3))
     solve = kernels.solve_parallel if use_parallel(nt * nb) else kernels.solve_serial
@@ -226,15 +232,18 @@ def torque_free(
     Cost (compiled, one thread): about 0.3 ms per call plus about 1.4 µs per body (the
     per-body set-up, :func:`tumble._kernels.exact.prepare`) and 0.2-0.3 µs per (time,
     body): one theta-series evaluation of the Jacobi functions and the third-kind integral,
-    and a few quaternion products (``docs/exact.md``, ``tumble bench exact``).
+    and a few quaternion products (``docs/exact.md``, ``tumble bench exact``). Memory: the
+    float64 result (and its copy in the input dtype); a result above the memory limit
+    (``tumble.memory_limit``, 2 GiB by default) raises :class:`tumble.InputError` naming
+    ``t`` before anything is allocated.
     """
     q, Lb, J, batch, dtype = _prepare(q0, omega0, inv_inertia)
     tt = _times(t)
     _check_phase(Lb, J, tt)
     qt, wt = _solve(q, Lb, J, tt.ravel())
     return (
-        qt.reshape(tt.shape + batch + (4,)).astype(dtype),
-        wt.reshape(tt.shape + batch + (3,)).astype(dtype),
+        qt.reshape(tt.shape + batch + (4,)).astype(dtype, copy=False),
+        wt.reshape(tt.shape + batch + (3,)).astype(dtype, copy=False),
     )
 
 
@@ -331,3 +340,71 @@ def body_period(q0: ArrayLike, omega0: ArrayLike, inv_inertia: ArrayLike) -> np.
     T = np.empty(Lb.shape[0])
     kernels.period_serial(np.ascontiguousarray(Lb), J, T)
     return T.reshape(batch).astype(dtype)[()]
+
+
+def polhode(inv_inertia: ArrayLike, energy_factor: float, points: int = 129) -> np.ndarray:
+    """The polhodes of a free body: where body-frame ``L`` can go at a given energy.
+
+    Torque-free motion keeps ``|L|`` and ``2E = L_b·J L_b`` constant, so the unit vector
+    ``u = L_b / |L|`` stays on the intersection of the unit sphere with the ellipsoid
+    ``u·J u = J_L`` (``J_L = 2E / |L|²``, the energy factor). With the inverse moments
+    sorted, ``J_a <= J_b <= J_c``:
+
+    * ``J_L <= J_b``: loops about the ``a`` axis, ``u_b = √((J_L - J_a)/(J_b - J_a)) cos s``,
+      ``u_c = √((J_L - J_a)/(J_c - J_a)) sin s``, ``u_a = ±√(1 - u_b² - u_c²)``;
+    * ``J_L > J_b``: loops about the ``c`` axis, ``u_a = √((J_c - J_L)/(J_c - J_a)) cos s``,
+      ``u_b = √((J_c - J_L)/(J_c - J_b)) sin s``, ``u_c = ±√(1 - u_a² - u_b²)``.
+
+    ``J_L = J_b`` gives the separatrix (the four arcs between the ``±b`` axes, as two loops).
+
+    Parameters
+    ----------
+    inv_inertia : array_like, shape (3,)
+        Principal inverse moments ``J`` (``>= 0``, not all equal: a spherical body's ``L_b``
+        does not move).
+    energy_factor : float
+        ``J_L`` in ``[min J, max J]``.
+    points : int, optional
+        Points per loop (``>= 3``); each loop is closed (its last point is its first).
+
+    Returns
+    -------
+    ndarray, shape (2, points, 3)
+        The two mirror-image loops (``u_a > 0`` and ``< 0``, resp. ``u_c``), unit vectors in
+        body coordinates, on both surfaces to round-off.
+    """
+    J = as_float_array(inv_inertia, "inv_inertia", (3,))
+    if J.shape != (3,) or np.any(J < 0):
+        raise InputError(f"inv_inertia: expected three inverse moments >= 0, got {J.tolist()}")
+    e = float(as_float_array(energy_factor, "energy_factor", ()))
+    n = points if isinstance(points, (int, np.integer)) and not isinstance(points, bool) else -1
+    if n < 3 or n > 100_000:
+        raise InputError(f"points: expected an integer in [3, 100000], got {points!r}")
+    a, b, c = np.argsort(J, kind="stable")
+    Ja, Jb, Jc = J[a], J[b], J[c]
+    if Jc - Ja <= EQUAL_RTOL * Jc:
+        raise InputError(
+            f"inv_inertia: a spherical body ({J.tolist()}) has no polhodes: L_b is constant"
+        )
+    if not Ja <= e <= Jc:
+        raise InputError(
+            f"energy_factor: expected a value in [min J, max J] = [{Ja:g}, {Jc:g}], got {e!r}"
+        )
+    s = np.linspace(0.0, 2.0 * np.pi, n)
+    out = np.zeros((2, n, 3))
+    if e <= Jb:
+        axis, first, second = a, b, c
+        r1 = np.sqrt((e - Ja) / (Jb - Ja)) if Jb > Ja else 0.0
+        r2 = np.sqrt((e - Ja) / (Jc - Ja))
+    else:
+        axis, first, second = c, a, b
+        r1 = np.sqrt((Jc - e) / (Jc - Ja))
+        r2 = np.sqrt((Jc - e) / (Jc - Jb))
+    u1 = np.minimum(r1, 1.0) * np.cos(s)
+    u2 = np.minimum(r2, 1.0) * np.sin(s)
+    u0 = np.sqrt(np.maximum(1.0 - u1 * u1 - u2 * u2, 0.0))
+    for k, sign in enumerate((1.0, -1.0)):
+        out[k, :, axis] = sign * u0
+        out[k, :, first] = u1
+        out[k, :, second] = u2
+    return out

@@ -41,13 +41,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from tumble import diagnostics, rigid
+from tumble._errors import InputError
+from tumble._validate import as_float_array, as_int, describe
 from tumble.trajectory import Trajectory
 
 __all__ = [
+    "BLOWUP",
+    "DASHES",
     "FIGURES",
     "GRID",
     "PALETTE",
     "PANELS",
+    "PLOTLY_CONFIG",
     "REFERENCE",
     "TIME",
     "TRACES",
@@ -58,6 +63,8 @@ __all__ = [
     "Trace",
     "colors",
     "curve",
+    "dashes",
+    "drawn_records",
     "figure_data",
     "palette",
     "series",
@@ -145,12 +152,15 @@ TRACES: Mapping[str, Trace] = {
 class Figure:
     """One of the lab's figures: a plotly figure holding the panels of this ``id``.
 
-    ``wide``: across the page (else half its width, square); ``caption``: the text under it.
+    ``wide``: across the page (else half its width, square); ``caption``: the text under it;
+    ``note``: what the exact motion does there and what a good method looks like (the lab's
+    "what am I seeing" line).
     """
 
     id: str
     caption: str
     wide: bool = False
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -173,10 +183,13 @@ class Panel:
     equal_aspect : bool
         One unit of ``x`` as long as one of ``y`` (orbits keep their shape).
     window : str or None
-        How the axis ranges are chosen (else from the data): ``"flat"``, a ±0.1 %
-        window about the value when every curve keeps it to round-off (instead of magnified
-        noise); ``"reference"``, ``±1.15 max_t |v_ref|`` with ``v_ref`` the reference's
-        vector trace on each axis (an orbit and the methods around it, not a blow-up).
+        How the axis ranges are chosen (else from the data). ``"flat"``, a conserved
+        scalar: the span of the curves that did not blow up, widened to at least ±0.1 %
+        (:data:`FLAT_WINDOW`) about their median, so round-off is never magnified into
+        apparent drift; ``"origin"``, a conserved vector that stays at the origin: the
+        same square ``±max(1.05 max |v|, 0.1 % of the reference's |L|)`` on both axes;
+        ``"reference"``, ``±1.15 max_t |v_ref|`` with ``v_ref`` the reference's vector
+        trace on each axis (an orbit and the methods around it, not a blow-up).
     """
 
     id: str
@@ -204,12 +217,26 @@ FIGURES = (
         "Energy factor J_L = 2E/|L|², |L| and the attitude error against the exact motion; "
         "drag the range slider to zoom in time.",
         wide=True,
+        note="Exact motion: J_L and |L| are constant (flat dashed lines) and the attitude "
+        "error is zero. A good method stays flat in the top two panels (round-off is "
+        "drawn in a ±0.1 % window, not magnified) and its attitude error grows slowly, "
+        "like a power of dt. A method that blew up ends with a cross.",
     ),
-    Figure("world", "World transverse momentum (L_x, L_y): should stay at the origin."),
+    Figure(
+        "world",
+        "World transverse momentum (L_x, L_y): should stay at the origin.",
+        note="Exact motion: L is fixed in space along z, so this point never leaves the "
+        "origin. A good method stays within the small square drawn at ±0.1 % of |L|; a "
+        "curve that wanders means the spin axis drifts in the world.",
+    ),
     Figure(
         "body",
         "Body-frame L (axes of min, median, max J): closed loops for the exact motion; "
         "spirals mean energy drift.",
+        note="Exact motion: L in the body moves on a closed loop (a polhode); near the "
+        "separatrix it swaps sides (the Dzhanibekov flip). A good method retraces the "
+        "dashed loop; drifting off it means energy drift, a shifted loop means a phase "
+        "error only.",
     ),
 )
 
@@ -223,7 +250,7 @@ PANELS = (
     Panel("attitude_error", "time", 2, 0, TIME, "attitude_error", "attitude error", "t",
           "attitude error (rad)", colspan=2, log_y=True),
     Panel("L_world", "world", 0, 2, "L_world.x", "L_world.y", "world L, transverse", "L_x",
-          "L_y", colspan=2, equal_aspect=True),
+          "L_y", colspan=2, equal_aspect=True, window="origin"),
     Panel("L_body_xy", "body", 1, 3, "L_body.x", "L_body.y", "body L (x, y)", "L_x (min J)",
           "L_y (median J)", equal_aspect=True, window="reference"),
     Panel("L_body_yz", "body", 2, 2, "L_body.y", "L_body.z", "body L (y, z)",
@@ -260,11 +287,31 @@ PALETTE = (
 _GOLDEN = (3.0 - math.sqrt(5.0)) / 2.0
 
 
+#: Most colours :func:`palette` makes: far more than anyone tells apart in one figure.
+MAX_COLORS = 10_000
+
+#: Line styles (plotly's dash names) cycled over the methods, so that curves stay apart
+#: for colour-blind readers too; the reference is ``"dash"`` and black.
+DASHES = ("solid", "dot", "dashdot", "longdash", "longdashdot")
+
+#: plotly's configuration for every figure tumble writes (the lab, ``compare --plot x.html``,
+#: ``sweep-plot x.html``): no cloud button (``sendChartToCloud`` uploads the chart to
+#: Plotly Cloud), no plotly logo; the camera button saves a PNG locally.
+PLOTLY_CONFIG: Mapping[str, Any] = {
+    "displaylogo": False,
+    "showSendToCloud": False,
+    "modeBarButtonsToRemove": ["sendDataToCloud", "sendChartToCloud"],
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}
+
+
 def palette(n: int) -> list[str]:
     """``n`` distinct colours as ``"#rrggbb"``: :data:`PALETTE`, then golden-angle hues.
 
-    A method added to the registry gets a colour without an edit here.
+    A method added to the registry gets a colour without an edit here. ``n`` is at most
+    :data:`MAX_COLORS`.
     """
+    n = as_int(n, "n", minimum=0, maximum=MAX_COLORS)
     out = list(PALETTE[:n])
     for i in range(n - len(out)):
         # Two lightness levels so that hues that come close still differ.
@@ -276,6 +323,15 @@ def palette(n: int) -> list[str]:
 def colors() -> dict[str, str]:
     """The colour of each method of :data:`tumble.rigid.METHODS`, from its position there."""
     return dict(zip(rigid.METHODS, palette(len(rigid.METHODS)), strict=True))
+
+
+def dashes() -> dict[str, str]:
+    """The line style of each method of :data:`tumble.rigid.METHODS`: :data:`DASHES` in turn.
+
+    Successive colours of the palette get different styles, so neighbours in the legend
+    differ by more than hue.
+    """
+    return {m: DASHES[i % len(DASHES)] for i, m in enumerate(rigid.METHODS)}
 
 
 def color(method: str) -> str:
@@ -297,6 +353,28 @@ def color(method: str) -> str:
 
 Curve = dict[str, NDArray[np.float64]]
 
+#: A run has blown up from its first record whose ``|L|`` leaves ``[|L_0| / BLOWUP,
+#: BLOWUP |L_0|]`` (``|L|`` is conserved by the free motion) or whose state is not finite.
+BLOWUP = 10.0
+
+
+def drawn_records(trajectory: Trajectory, inv_inertia: ArrayLike) -> int:
+    """Leading records of a one-body run that are drawn: those before it blew up.
+
+    The finite records (:func:`tumble.diagnostics.finite_records`) up to the first whose
+    ``|L|`` (:func:`tumble.diagnostics.momentum_norm`) is off the initial value by more
+    than the factor :data:`BLOWUP` either way. Equals the number of records when the run
+    did not blow up.
+    """
+    k = int(diagnostics.finite_records(trajectory))
+    if k == 0:
+        return 0
+    norm = diagnostics.momentum_norm(trajectory.take(records=slice(k)), inv_inertia)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = norm / norm[0]
+    off = np.flatnonzero(~((ratio <= BLOWUP) & (ratio >= 1.0 / BLOWUP)))
+    return int(off[0]) if off.size else k
+
 
 def curve(
     trajectory: Trajectory, inv_inertia: ArrayLike, reference: Trajectory | None = None
@@ -304,12 +382,15 @@ def curve(
     """Every trace of one run, by name: shape ``(n,)`` or ``(n, k)``.
 
     ``reference`` is the exact run at the same records; without it the run *is* the
-    reference and the traces that compare with it are left out. Records from the first
-    non-finite state on (a method that blew up) are NaN.
+    reference and the traces that compare with it are left out. Records from the one where
+    the run blew up on (:func:`drawn_records`) are NaN: the curve stops there.
     """
-    J = np.asarray(inv_inertia, dtype=np.float64)
+    _check_run(trajectory, "trajectory")
+    if reference is not None:
+        _check_run(reference, "reference")
+    J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)
     n = trajectory.t.shape[0]
-    k = int(diagnostics.finite_records(trajectory))
+    k = drawn_records(trajectory, J)
     finite = trajectory.take(records=slice(k))
     ref = None if reference is None else reference.take(records=slice(k))
     out = {}
@@ -323,12 +404,21 @@ def curve(
     return out
 
 
+def _check_run(x: Any, name: str) -> None:
+    if not isinstance(x, Trajectory):
+        raise InputError(f"{name}: expected a tumble Trajectory, got {describe(x)}")
+
+
 def series(values: Mapping[str, Any], t: ArrayLike, ref: str) -> Any:
     """What ``ref`` (:attr:`Panel.x` or :attr:`Panel.y`) names in a curve, or None.
 
     ``t`` for :data:`TIME`; a component column of a vector trace for ``"name.c"``; None
     when the curve has no such trace (the reference has no ``attitude_error``).
     """
+    if not isinstance(values, Mapping):
+        raise InputError(f"values: expected a curve (a mapping of traces), got {describe(values)}")
+    if not isinstance(ref, str):
+        raise InputError(f"ref: expected a trace name, got {describe(ref)}")
     if ref == TIME:
         return t
     name, _, component = ref.partition(".")
@@ -353,13 +443,18 @@ class FigureData:
         :func:`curve` of the exact run.
     ranges : dict
         Panel id -> ``{"x": [lo, hi] or None, "y": ...}``: None lets the renderer fit the
-        data (see :attr:`Panel.window`).
+        data (see :attr:`Panel.window`). Runs that blew up do not widen them: their curves
+        leave the panel.
+    blew_up : dict
+        Method name -> the number of records drawn before it blew up, or None when it did
+        not (:func:`drawn_records`).
     """
 
     t: NDArray[np.float64]
     methods: dict[str, Curve]
     reference: Curve
     ranges: dict[str, dict[str, list[float] | None]]
+    blew_up: dict[str, int | None]
 
 
 def figure_data(
@@ -369,18 +464,33 @@ def figure_data(
 
     All runs are recorded at the reference's times (the same case, ``dt`` and ``every``).
     """
+    if not isinstance(runs, Mapping):
+        raise InputError(f"runs: expected a mapping of method names to runs, got {describe(runs)}")
+    _check_run(reference, "reference")
     methods = {name: curve(tr, inv_inertia, reference) for name, tr in runs.items()}
+    n = reference.t.shape[0]
+    drawn = {name: drawn_records(tr, inv_inertia) for name, tr in runs.items()}
+    blew_up = {name: (None if k == n else k) for name, k in drawn.items()}
     ref = curve(reference, inv_inertia)
-    ranges = {p.id: _window(p, [*methods.values(), ref], ref) for p in PANELS}
-    return FigureData(np.asarray(reference.t, dtype=np.float64), methods, ref, ranges)
+    kept = [c for name, c in methods.items() if blew_up[name] is None]
+    ranges = {p.id: _window(p, [*kept, ref], ref) for p in PANELS}
+    return FigureData(np.asarray(reference.t, dtype=np.float64), methods, ref, ranges, blew_up)
 
 
-#: A panel counts as flat when its values spread less than this fraction of their median.
-FLAT_RTOL = 1e-6
-#: Half-width of the window of a flat panel, relative to its value.
+#: Smallest half-width of the window of a conserved quantity (``"flat"``, ``"origin"``),
+#: relative to its value (``|L|`` for ``"origin"``).
 FLAT_WINDOW = 1e-3
+#: Margin added to a data span on each side, as a fraction of the span (as plotly's own).
+MARGIN = 0.05
 #: The "reference" window reaches this factor beyond the reference's largest vector.
 REFERENCE_MARGIN = 1.15
+
+
+def _finite(values: Iterable[Any]) -> NDArray[np.float64]:
+    """The finite numbers among some arrays (None skipped), as one flat array."""
+    parts = [np.ravel(v) for v in values if v is not None]
+    a = np.concatenate(parts) if parts else np.zeros(0)
+    return a[np.isfinite(a)]
 
 
 def _window(
@@ -388,13 +498,20 @@ def _window(
 ) -> dict[str, list[float] | None]:
     """Axis ranges of ``panel`` by its :attr:`Panel.window` rule."""
     out: dict[str, list[float] | None] = {"x": None, "y": None}
+    curves = list(curves)
     if panel.window == "flat":
-        ys = [series(c, [], panel.y) for c in curves]
-        y = np.concatenate([v for v in ys if v is not None])
-        y = y[np.isfinite(y)]
-        mid = float(np.median(y)) if y.size else 0.0
-        if mid > 0 and np.ptp(y) < FLAT_RTOL * mid:
-            out["y"] = [mid * (1 - FLAT_WINDOW), mid * (1 + FLAT_WINDOW)]
+        y = _finite(series(c, [], panel.y) for c in curves)
+        if y.size:
+            lo, hi = float(y.min()), float(y.max())
+            pad = MARGIN * (hi - lo)
+            mid = float(np.median(y))
+            half = FLAT_WINDOW * abs(mid)
+            out["y"] = [min(lo - pad, mid - half), max(hi + pad, mid + half)]
+    elif panel.window == "origin":
+        v = _finite(c[ref.partition(".")[0]] for c in curves for ref in (panel.x, panel.y))
+        scale = float(np.nanmax(np.linalg.norm(reference["L_body"], axis=-1)))
+        r = max((1 + MARGIN) * float(np.max(np.abs(v))) if v.size else 0.0, FLAT_WINDOW * scale)
+        out["x"] = out["y"] = [-r, r]
     elif panel.window == "reference":
         for axis, ref in (("x", panel.x), ("y", panel.y)):
             norm = np.linalg.norm(reference[ref.partition(".")[0]], axis=-1)
@@ -410,8 +527,9 @@ def spec() -> dict[str, Any]:
 
     Keys: ``grid`` (rows, columns), ``time`` (:data:`TIME`), ``traces`` (name, label,
     components, of_reference), ``panels`` and ``figures`` (the fields of :class:`Panel`
-    and :class:`Figure`), ``colors`` (:func:`colors`) and ``reference`` (the fields of
-    :data:`REFERENCE`).
+    and :class:`Figure`), ``colors`` (:func:`colors`), ``dashes`` (:func:`dashes`),
+    ``reference`` (the fields of :data:`REFERENCE`) and ``plotly_config``
+    (:data:`PLOTLY_CONFIG`).
     """
     return {
         "grid": list(GRID),
@@ -428,5 +546,7 @@ def spec() -> dict[str, Any]:
         "panels": [asdict(p) for p in PANELS],
         "figures": [asdict(f) for f in FIGURES],
         "colors": colors(),
+        "dashes": dashes(),
         "reference": asdict(REFERENCE),
+        "plotly_config": dict(PLOTLY_CONFIG),
     }

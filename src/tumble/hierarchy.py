@@ -32,6 +32,7 @@ from tumble._validate import (
     as_float_dtype,
     as_int,
     as_scalar,
+    check_finite_result,
     check_rotation_matrix,
     check_skew,
 )
@@ -245,6 +246,24 @@ class Hierarchy:
             raise InputError(f"{name}: expected a {self._n}-D transform, got a {local.n}-D one")
         return local
 
+    def _check_storable(self, d: DynamicTransform, name: str) -> None:
+        """``InputError`` naming ``name`` if ``d`` overflows the hierarchy's dtype."""
+        A = d.transform
+        parts = (A.translation, A.scale, d.velocity, d.acceleration, d.angular_velocity)
+        with np.errstate(all="ignore"):
+            cast = [np.asarray(x).astype(self._dtype) for x in (*parts, d.angular_acceleration)]
+        check_finite_result(name, f"a local dynamic in {self._dtype}", *cast)
+
+    def _global_local(self, p: int, g: DynamicTransform, name: str) -> DynamicTransform:
+        """The local dynamic under node ``p`` that has the global dynamic ``g``."""
+        try:
+            return self.global_(p).to_local(g)
+        except InputError:
+            raise InputError(
+                f"{name}: too large or too small, the local dynamic under node {p} "
+                "overflows the float range"
+            ) from None
+
     def _store(self, i: int, d: DynamicTransform) -> None:
         A = d.transform
         self._T[i] = A.translation
@@ -272,6 +291,7 @@ class Hierarchy:
         """
         local = self._as_local(local, "local")
         p = -1 if parent is None else self._node(parent, "parent")
+        self._check_storable(local, "local")
         self._reserve(1)
         i = self._count
         self._store(i, local)
@@ -315,7 +335,10 @@ class Hierarchy:
             The new ids.
         """
         n, first = self._n, self._count
-        par = np.asarray(parent)
+        try:
+            par = np.asarray(parent)
+        except ValueError:  # ragged
+            raise InputError(f"parent: expected a 1-D integer array, got {parent!r:.80}") from None
         if par.shape == (0,):
             par = par.astype(np.int64)  # an empty list arrives as float64
         if par.ndim != 1 or par.dtype.kind not in "iu":
@@ -387,9 +410,12 @@ class Hierarchy:
                 )
             j = int(self._parent[j])
         g = self.global_(i)
+        # p is outside i's subtree, so its global dynamic does not depend on the move.
+        local = g if p < 0 else self._global_local(p, g, "parent")
+        self._check_storable(local, "parent")
         self._parent[i] = p
         self._changed_structure()
-        self._store(i, g if p < 0 else self.global_(p).to_local(g))
+        self._store(i, local)
 
     # ------------------------------------------------------------------ local / global
 
@@ -404,7 +430,9 @@ class Hierarchy:
     def set_local(self, node: Any, local: Any) -> None:
         """Replace the node's local dynamic (a Transform means zero velocities)."""
         i = self._node(node)
-        self._store(i, self._as_local(local, "local"))
+        local = self._as_local(local, "local")
+        self._check_storable(local, "local")
+        self._store(i, local)
 
     def _parent_global(self, i: int) -> DynamicTransform:
         p = int(self._parent[i])
@@ -420,8 +448,14 @@ class Hierarchy:
         while self._parent[path[-1]] >= 0:
             path.append(int(self._parent[path[-1]]))
         g = self.local(path.pop())
-        while path:
-            g = g * self.local(path.pop())
+        try:
+            while path:
+                g = g * self.local(path.pop())
+        except InputError:
+            raise InputError(
+                f"node: too large or too small, the global dynamic of node {i} overflows the "
+                "float range (the composition along its path)"
+            ) from None
         return g
 
     def set_global(self, node: Any, dynamic_transform: Any) -> None:
@@ -433,7 +467,10 @@ class Hierarchy:
         """
         i = self._node(node)
         g = self._as_local(dynamic_transform, "dynamic_transform")
-        self._store(i, self._parent_global(i).to_local(g))
+        p = int(self._parent[i])
+        local = g if p < 0 else self._global_local(p, g, "dynamic_transform")
+        self._check_storable(local, "dynamic_transform")
+        self._store(i, local)
 
     # ------------------------------------------------------------------ forces, impulses
 
@@ -469,15 +506,19 @@ class Hierarchy:
         w_t = R2.T @ G.angular_velocity @ R2
         al_t = R2.T @ G.angular_acceleration @ R2
         T1, v1 = self._T[i], self._v[i]
-        applied = (Jinv @ F.astype(self._dtype)) / self._dtype.type(m)
-        linear = -(Jinv @ G.acceleration)
-        euler = -(al_t @ T1)
-        centrifugal = -(w_t @ (w_t @ T1))
-        coriolis = -2 * (w_t @ v1)
-        total = applied + linear + euler + centrifugal + coriolis
-        return LocalAcceleration(
-            *(x.astype(self._dtype) for x in (total, applied, linear, euler, centrifugal, coriolis))
-        )
+        with np.errstate(all="ignore"):
+            applied = (Jinv @ F.astype(self._dtype)) / self._dtype.type(m)
+            linear = -(Jinv @ G.acceleration)
+            euler = -(al_t @ T1)
+            centrifugal = -(w_t @ (w_t @ T1))
+            coriolis = -2 * (w_t @ v1)
+            total = applied + linear + euler + centrifugal + coriolis
+            terms = [
+                x.astype(self._dtype)
+                for x in (total, applied, linear, euler, centrifugal, coriolis)
+            ]
+        check_finite_result("force, mass", "the acceleration F / m", *terms)
+        return LocalAcceleration(*terms)
 
     def apply_impulse(
         self, node: Any, impulse: ArrayLike, mass: Any, isolate_children: bool = False
@@ -510,16 +551,35 @@ class Hierarchy:
         m = as_scalar(mass, "mass", positive=True)
         if not isinstance(isolate_children, bool | np.bool_):
             raise InputError(f"isolate_children: expected a bool, got {isolate_children!r}")
-        dv = p / m
-        G = self._parent_global(i)
-        self._v[i] += G.delta_velocity_to_local(dv)
-        self._a[i] += G.delta_acceleration_to_local(dv, np.zeros(self._n))
-        if isolate_children:
-            kids = self.children(i)
-            if kids.size:
-                Gn = self.global_(i)
-                self._v[kids] += Gn.delta_velocity_to_local(-dv)
-                self._a[kids] += Gn.delta_acceleration_to_local(-dv, np.zeros(self._n))
+        kids = self.children(i) if isolate_children else np.zeros(0, np.int64)
+        # Every change is computed and checked before any is stored, so an overflow
+        # leaves the hierarchy as it was.
+        try:
+            with np.errstate(all="ignore"):
+                dv = p / m
+                G = self._parent_global(i)
+                zero = np.zeros(self._n)
+                changes: list[tuple[Any, np.ndarray, np.ndarray]] = [
+                    (i, G.delta_velocity_to_local(dv), G.delta_acceleration_to_local(dv, zero))
+                ]
+                if kids.size:
+                    Gn = self.global_(i)
+                    changes.append(
+                        (
+                            kids,
+                            Gn.delta_velocity_to_local(-dv),
+                            Gn.delta_acceleration_to_local(-dv, zero),
+                        )
+                    )
+                new = [(j, self._v[j] + dv1, self._a[j] + da1) for j, dv1, da1 in changes]
+                check_finite_result("impulse", "", dv, *(x for _, *x in new))
+        except InputError:
+            raise InputError(
+                "impulse, mass: too large or too small, the velocity change impulse / mass "
+                "overflows the float range"
+            ) from None
+        for j, v1, a1 in new:
+            self._v[j], self._a[j] = v1, a1
 
     # ------------------------------------------------------------------ time
 
@@ -547,18 +607,21 @@ class Hierarchy:
         N = self._count
         if N == 0:
             return
-        T, v, a, w, al, R = (
-            self._T[:N],
-            self._v[:N],
-            self._a[:N],
-            self._w[:N],
-            self._al[:N],
-            self._R[:N],
-        )
-        _k.translate_nodes(T, v, a, self._dtype.type(h))
-        E = self._rotation_increment(w, al, h, order)
-        R[...] = E @ R
-        w += al * self._dtype.type(h)
+        # The new state is computed aside and checked before it replaces the old one, so a
+        # step that overflows raises and leaves the hierarchy as it was.
+        T, v = self._T[:N].copy(), self._v[:N].copy()
+        a, w, al = self._a[:N], self._w[:N], self._al[:N]
+        try:
+            with np.errstate(all="ignore"):
+                _k.translate_nodes(T, v, a, self._dtype.type(h))
+                R = self._rotation_increment(w, al, h, order) @ self._R[:N]
+                w1 = w + al * self._dtype.type(h)
+                check_finite_result("dt", "", T, v, R, w1)
+        except InputError:
+            raise InputError(
+                f"dt: too large, a step of {h:.3g} moves a node beyond the float range"
+            ) from None
+        self._T[:N], self._v[:N], self._R[:N], self._w[:N] = T, v, R, w1
 
     def _rotation_increment(
         self, w: np.ndarray, al: np.ndarray, h: float, order: int
@@ -604,6 +667,15 @@ class Hierarchy:
         if N:
             kernel(order, level_start, self._parent[:N], *(x[:N] for x in local), *out)
         alive = self._alive[:N].copy()
+        with np.errstate(invalid="ignore"):
+            finite = np.logical_and.reduce(
+                [np.isfinite(x).all(axis=tuple(range(1, x.ndim))) for x in out]
+            )
+        if not np.all(finite[alive]):
+            raise InputError(
+                f"node {int(np.flatnonzero(alive & ~finite)[0])}: too large or too small, its "
+                "global dynamic overflows the float range (the composition along its path)"
+            )
         if order.size < N:
             for x in out:
                 x[~alive] = np.nan

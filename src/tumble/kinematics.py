@@ -79,7 +79,11 @@ class MagnusConvergenceWarning(TumbleWarning):
 
 def _step_operand(dt: Any, dtype: np.dtype) -> np.ndarray:
     """``dt`` as a finite 0-d or batch-shaped array of ``dtype``."""
-    if np.ndim(dt) == 0:
+    try:
+        scalar = np.ndim(dt) == 0
+    except ValueError:  # a ragged nested list: as_float_array below names dt
+        scalar = False
+    if scalar:
         value = as_scalar(dt, "dt")
         if abs(value) > _FLOAT_MAX[dtype]:
             raise InputError(f"dt: expected a finite {dtype} number, got {value:.3g}")
@@ -139,7 +143,7 @@ def _diagnose(arrays: dict[str, np.ndarray], quaternion: str | None = None) -> I
             )
         with np.errstate(over="ignore", under="ignore"):
             n2 = np.sum(q * q, axis=-1)
-        if not np.all((n2 > 0) & np.isfinite(n2)):
+        if not np.all((n2 >= np.finfo(q.dtype).tiny) & np.isfinite(n2)):
             return InputError(
                 f"{quaternion}: expected quaternions whose squared norm is a normal {q.dtype} "
                 "number, got one too small or too large to normalise"

@@ -43,7 +43,7 @@ import numpy as np
 
 from tumble._errors import InputError
 from tumble._kernels import pairs as _kernels
-from tumble._validate import as_choice, as_int, describe
+from tumble._validate import as_choice, as_int, check_callable, check_memory, describe
 
 if TYPE_CHECKING:
     from typing import Self  # new in Python 3.11; tumble still runs on 3.10
@@ -186,11 +186,6 @@ def _writable(seq: SupportsLenAndGetItem[object]) -> bool:
     if isinstance(seq, np.ndarray):
         return bool(seq.flags.writeable)
     return hasattr(type(seq), "__setitem__")
-
-
-def _check_callable(f: object, name: str) -> None:
-    if not callable(f):
-        raise InputError(f"{name}: expected a callable, got {describe(f)}")
 
 
 def _workers(workers: int | None, size: int) -> int:
@@ -495,12 +490,13 @@ class _PairView:
         slice rules (negative from the end, clipped). Cost O(stop - start) time and 16 bytes
         per pair; compiled. The sequence must have fewer than ``2**63`` items (int64).
         """
-        start = as_int(start, "start")
-        stop = self._size if stop is None else as_int(stop, "stop")
+        start = as_int(start, "start", maximum=None)
+        stop = self._size if stop is None else as_int(stop, "stop", maximum=None)
         if self._n > np.iinfo(np.int64).max:
             raise InputError(f"seq: {self._n} items do not fit int64 index arrays")
         start, stop, _ = slice(start, stop).indices(self._size)
         count = max(0, stop - start)
+        check_memory(16 * count, "stop", f"index arrays of {count} pairs")
         I = np.empty(count, dtype=np.int64)
         J = np.empty(count, dtype=np.int64)
         if count == 0:
@@ -599,7 +595,7 @@ class _PairView:
         ``SAMPLE`` pairs, else the next path runs. Cost O(size) time, O(1) memory for
         numba, O(BLOCK x workers) for numpy; the result is an exact Python int.
         """
-        _check_callable(pred, "pred")
+        check_callable(pred, "pred", 2)
         path = as_choice(path, "path", ("auto", *_COUNT_PATHS))
         nworkers = _workers(workers, self._size)
         if self._size == 0:
@@ -671,9 +667,9 @@ class _PairView:
         numba knows; the compiled fold must equal Python's on the first ``SAMPLE`` pairs.
         Cost O(size) time, O(1) memory.
         """
-        _check_callable(func, "func")
+        check_callable(func, "func", 3)
         if combine is not None:
-            _check_callable(combine, "combine")
+            check_callable(combine, "combine", 2)
         path = as_choice(path, "path", ("auto", *_REDUCE_PATHS))
         nworkers = _workers(workers, self._size)
         if self._size == 0:

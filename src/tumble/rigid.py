@@ -35,6 +35,7 @@ over the step, applied where its record's ``torque`` field says.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -48,7 +49,15 @@ from tumble._kernels import inertia as _inertia
 from tumble._kernels import rigid as _k
 from tumble._kernels.dispatch import use_parallel
 from tumble._kernels.rotation import matrix_to_quat_gu
-from tumble._validate import as_choice, as_float_array, as_int, as_scalar, broadcast_leading
+from tumble._validate import (
+    as_choice,
+    as_float_array,
+    as_int,
+    as_scalar,
+    broadcast_leading,
+    check_finite_result,
+    check_memory,
+)
 from tumble.methods import REGISTRY, MethodInfo, method_info
 from tumble.methods import check as check_method
 from tumble.rotation import unit_quat
@@ -128,10 +137,17 @@ def _inv_inertia(J: ArrayLike, dtype: np.dtype | None = None) -> np.ndarray:
 
 def _dtype_of(*xs: object) -> np.dtype:
     """The float dtype the result should have: float32 only if every input is float32."""
-    kinds = [np.asarray(x).dtype for x in xs if x is not None and not callable(x)]
+    kinds = [_kind(x) for x in xs if x is not None and not callable(x)]
     if kinds and all(k == np.float32 for k in kinds):
         return np.dtype(np.float32)
     return np.dtype(np.float64)
+
+
+def _kind(x: object) -> np.dtype | None:
+    try:
+        return np.asarray(x).dtype
+    except (ValueError, TypeError):  # ragged: validation then names the argument
+        return None
 
 
 def _state(
@@ -203,7 +219,10 @@ def angular_momentum(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> 
     ndarray, shape (..., 3)
     """
     qa, wa, Ja, _, _, _ = _state(q, omega, inv_inertia)
-    return _inertia.angular_momentum_gu(qa, wa, Ja)
+    with np.errstate(all="ignore"):  # an overflow raises below, naming the arguments
+        L = _inertia.angular_momentum_gu(qa, wa, Ja)
+    check_finite_result("omega, inv_inertia", "the angular momentum I_w omega", L)
+    return L
 
 
 def energy(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
@@ -221,7 +240,10 @@ def energy(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray
     ndarray, shape (...)
     """
     qa, wa, Ja, _, _, _ = _state(q, omega, inv_inertia)
-    return _inertia.energy_gu(qa, wa, Ja)
+    with np.errstate(all="ignore"):
+        E = _inertia.energy_gu(qa, wa, Ja)
+    check_finite_result("omega, inv_inertia", "the kinetic energy", E)
+    return E
 
 
 def angular_acceleration(
@@ -248,7 +270,10 @@ def angular_acceleration(
     ndarray, shape (..., 3)
     """
     qa, wa, Ja, ea, _, _ = _state(q, omega, inv_inertia, {"torque": torque})
-    return _inertia.angular_acceleration_gu(ea["torque"], wa, qa, Ja)
+    with np.errstate(all="ignore"):
+        alpha = _inertia.angular_acceleration_gu(ea["torque"], wa, qa, Ja)
+    check_finite_result("torque, omega, inv_inertia", "the angular acceleration", alpha)
+    return alpha
 
 
 def principal_axes(I: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -653,6 +678,8 @@ def simulate(
     qa, wa, Ja, batch, dtype, model = _torque_inputs(q, omega, inv_inertia, torque)
     info = _method(method, Ja, torque)
     n_rec = _n_records(n_steps, n_every)
+    # 112 bytes per body-record (q, omega, L, L_body, energy in float64), before any of it.
+    check_memory(n_rec * (112 * math.prod(batch) + 8), "steps, every", f"{n_rec} records")
     idx = np.minimum(np.arange(n_rec) * n_every, n_steps)
     t = (idx * dts).astype(dtype)
     if info.kernel is None:

@@ -47,6 +47,7 @@ from tumble._validate import (
     as_float_dtype,
     as_int,
     broadcast_leading,
+    check_memory,
     check_rotation_matrix,
     common_dtype,
     rotation_tolerance,
@@ -1245,8 +1246,10 @@ def random_quat(
     elif rng is None:
         gen = np.random.default_rng()
     else:
-        gen = np.random.default_rng(as_int(rng, "rng", minimum=0))
+        gen = np.random.default_rng(as_int(rng, "rng", minimum=0, maximum=None))
     dt = as_float_dtype(dtype)
+    # Drawn in float64, then divided by the norms: two float64 arrays of the result's shape.
+    check_memory(2 * 32 * math.prod(batch), "shape", f"{batch} random quaternions")
     q = gen.standard_normal((*batch, 4))
     n = np.linalg.norm(q, axis=-1, keepdims=True)
     # A Gaussian 4-vector this short has probability ~1e-50; redraw it rather than divide.

@@ -41,7 +41,14 @@ from numpy.typing import ArrayLike
 from tumble import diagnostics, rigid, rotation, torques
 from tumble._errors import InputError
 from tumble._kernels.dispatch import single_thread
-from tumble._validate import as_choice, as_float_array, as_int, as_scalar
+from tumble._validate import (
+    as_choice,
+    as_float_array,
+    as_int,
+    as_scalar,
+    check_callable,
+    describe,
+)
 from tumble.torques import TorqueModel
 
 __all__ = [
@@ -82,6 +89,13 @@ rotation, 20 rotations (``t = 40π``)."""
 MAX_ROTATIONS = 100_000.0
 MAX_STEPS_PER_ROTATION = 100_000
 
+#: The most steps a :class:`Case` may have (and a :func:`stepping_time` run may take per
+#: body): the two limits above multiplied, 1e10.
+_MAX_STEPS = int(MAX_ROTATIONS) * MAX_STEPS_PER_ROTATION
+
+#: Most runs a :func:`stepping_time` call repeats (the best of them is reported).
+_MAX_RUNS = 1000
+
 
 @dataclass(frozen=True)
 class Case:
@@ -98,12 +112,16 @@ class Case:
     dt : float
         Time step, ``period / steps_per_rotation``.
     steps : int
-        Number of steps, ``rotations * steps_per_rotation`` (rounded).
+        Number of steps, ``rotations * steps_per_rotation`` (rounded), at most
+        ``MAX_ROTATIONS * MAX_STEPS_PER_ROTATION`` (1e10).
     period : float
         The rotation period ``2π / ((J_max - J_min) |L|)`` (module docstring); for the
         torque scenarios, as :func:`torque_case` says.
     torque : TorqueModel or None
         The torque model of a forced case (:func:`torque_case`), None for free motion.
+
+    A hand-built case is validated like the ones :func:`article_case` and
+    :func:`explicit_case` build (``InputError`` naming the field).
     """
 
     inv_inertia: np.ndarray
@@ -113,6 +131,24 @@ class Case:
     steps: int
     period: float
     torque: TorqueModel | None = None
+
+    def __post_init__(self) -> None:
+        fields = {
+            "inv_inertia": _inverse_moments(self.inv_inertia),
+            "q0": _one(self.q0, "q0", 4),
+            "omega0": _one(self.omega0, "omega0", 3),
+            "dt": as_scalar(self.dt, "dt", positive=True),
+            "steps": as_int(self.steps, "steps", minimum=0, maximum=_MAX_STEPS),
+            "period": as_scalar(self.period, "period", positive=True),
+        }
+        if not np.any(fields["q0"] != 0.0):
+            raise InputError("q0: expected a nonzero quaternion, got 0")
+        if self.torque is not None and not isinstance(self.torque, TorqueModel):
+            raise InputError(
+                f"torque: expected a tumble.torques model or None, got {describe(self.torque)}"
+            )
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
 
     @property
     def duration(self) -> float:
@@ -144,12 +180,27 @@ def rotation_period(inv_inertia: ArrayLike, momentum: float) -> float:
     J = _inverse_moments(inv_inertia)
     L = as_scalar(momentum, "momentum", nonnegative=True)
     rate = (float(np.max(J)) - float(np.min(J))) or float(np.max(J))
-    if L == 0.0 or rate == 0.0:
+    if rate == 0.0:
         raise InputError(
-            f"momentum: expected a body that turns (|L| > 0 and some J_i > 0), got |L| = {L}, "
-            f"J = {J.tolist()}"
+            f"inv_inertia: expected some J_i > 0 (a body that can turn), got {J.tolist()}"
         )
-    return 2.0 * math.pi / (rate * L)
+    if L == 0.0:
+        raise InputError("momentum: expected |L| > 0 (a body that turns), got 0")
+    period = 2.0 * math.pi / (rate * L)
+    if not period < math.inf:
+        raise InputError(
+            f"momentum: too small, the period 2π / ((J_max - J_min) |L|) overflows for "
+            f"|L| = {L:.3g} and J = {J.tolist()}"
+        )
+    return period
+
+
+def _one(x: Any, name: str, k: int) -> np.ndarray:
+    """One body's ``(k,)`` float64 vector, or ``InputError`` naming ``name``."""
+    a = as_float_array(x, name, (k,)).astype(np.float64)
+    if a.shape != (k,):
+        raise InputError(f"{name}: expected shape ({k},) (one body), got shape {a.shape}")
+    return a
 
 
 def _inverse_moments(inv_inertia: Any) -> np.ndarray:
@@ -257,8 +308,22 @@ def explicit_case(
             "omega_body: a zero inverse moment is an axis that cannot turn; expected 0 "
             f"there, got omega_body = {w.tolist()} with inv_inertia = {J.tolist()}"
         )
-    L = np.divide(w, J, out=np.zeros(3), where=J > 0)
-    period = rotation_period(J, float(np.linalg.norm(L)))
+    with np.errstate(all="ignore"):
+        L = np.divide(w, J, out=np.zeros(3), where=J > 0)
+        norm = float(np.hypot.reduce(L))
+    if not norm < math.inf:
+        raise InputError(
+            f"omega_body, inv_inertia: too large, |L| = |omega_body / J| overflows for "
+            f"omega_body = {w.tolist()} and inv_inertia = {J.tolist()}"
+        )
+    try:
+        period = rotation_period(J, norm)
+    except InputError as exc:
+        # rotation_period names its own momentum argument; here |L| comes from omega_body.
+        name, _, rest = str(exc).partition(": ")
+        if name != "momentum":
+            raise
+        raise InputError(f"omega_body: {rest}") from None
     dt, steps = _timing(period, steps_per_rotation, rotations)
     return Case(J, np.array([1.0, 0.0, 0.0, 0.0]), w, dt, steps, period)
 
@@ -378,7 +443,7 @@ def finite_prefix(tr: rigid.Trajectory) -> int:
 
 
 def score(
-    trajectory: rigid.Trajectory,
+    trajectory: diagnostics.TrajectoryLike,
     inv_inertia: ArrayLike,
     ns_per_step: float = math.nan,
     reference_q: ArrayLike | None = None,
@@ -388,7 +453,7 @@ def score(
 
     Parameters
     ----------
-    trajectory : Trajectory
+    trajectory : Trajectory or tuple (t, q, omega)
         Records ``(n, 4)``, ``(n, 3)``... of one body (no batch axes).
     inv_inertia : array_like, shape (3,)
     ns_per_step : float, optional
@@ -411,11 +476,16 @@ def score(
     """
     J = _inverse_moments(inv_inertia)
     if reference_q is not None:
+        # diagnostics reads a Trajectory or a tuple (t, q, omega) alike; so does this.
+        tuple_q: Any = (
+            trajectory[1] if isinstance(trajectory, tuple) and len(trajectory) == 3 else None
+        )
+        q_shape = np.shape(getattr(trajectory, "q", tuple_q))
         q_ref = as_float_array(reference_q, "reference_q", (4,))
-        if q_ref.shape != np.shape(trajectory.q):
+        if q_ref.shape != q_shape:
             raise InputError(
-                f"reference_q: expected shape {np.shape(trajectory.q)} (one quaternion per "
-                f"record), got shape {q_ref.shape}"
+                f"reference_q: expected shape {q_shape} (one quaternion per record), got "
+                f"shape {q_ref.shape}"
             )
         reference_q = q_ref
     if reference is not None:
@@ -528,10 +598,10 @@ def stepping_time(
             "q, omega, inv_inertia: expected shapes (n, 4), (n, 3), (n, 3) with the same n, "
             f"got {shapes}"
         )
-    steps = as_int(steps, "steps", minimum=1)
-    runs = as_int(runs, "runs", minimum=1)
-    exact = method == "exact"
     n = arrays[0].shape[0]
+    steps = as_int(steps, "steps", minimum=1, maximum=_MAX_STEPS // max(n, 1))
+    runs = as_int(runs, "runs", minimum=1, maximum=_MAX_RUNS)
+    exact = method == "exact"
     copies = 1 if exact else max(1, -(-TIMING_BODY_STEPS // (n * steps)))
     qt, wt, Jt = (np.tile(a, (copies, 1)) for a in arrays)
     every = 1 if exact else steps
@@ -601,6 +671,10 @@ def run_methods(
     for m in names:
         rigid.check_method(m, "methods")
     n_every = as_int(every, "every", minimum=1)
+    if progress is not None:
+        check_callable(progress, "progress", 3)
+    if not isinstance(timing, bool | np.bool_):
+        raise InputError(f"timing: expected a bool, got {describe(timing)}")
     forced = None if case.torque is None else reference(case, n_every)
     out: dict[str, MethodResult] = {}
     for i, m in enumerate(names):

@@ -85,6 +85,11 @@ class TorqueModel:
     __slots__ = ("_scalar_args", "_terms", "batch")
 
     def __init__(self, terms: tuple[_Term, ...]) -> None:
+        if not isinstance(terms, tuple) or not all(isinstance(t, _Term) for t in terms):
+            raise InputError(
+                "terms: expected the terms of tumble.torques models (build models with "
+                f"torques.gravity(...), torques.damping(...), ... and +), got {describe(terms)}"
+            )
         self._terms = terms
         self._scalar_args: tuple[np.ndarray | None, np.ndarray, Any] | None = None
         if sum(term.fn is not None for term in terms) > 1:
@@ -487,7 +492,9 @@ def reference(
     """
     from scipy.integrate import solve_ivp
 
-    m = as_model(torque) if torque is None else _model(torque)
+    if torque is not None and not isinstance(torque, TorqueModel):
+        raise InputError(f"torque: expected a tumble.torques model or None, got {describe(torque)}")
+    m = as_model(torque)
     qa = unit_quat(q, "q", np.dtype(np.float64))
     wa = _vector(omega, "omega")
     Ja = _vector(inv_inertia, "inv_inertia")

@@ -31,7 +31,9 @@ same formulas batched in compiled kernels.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -43,6 +45,8 @@ from tumble._validate import (
     as_float_dtype,
     as_int,
     as_scalar,
+    check_finite_result,
+    check_memory,
     check_rotation_matrix,
     check_skew,
     common_dtype,
@@ -145,6 +149,46 @@ def _dimension_mismatch(name: str, n_self: int, n_other: int) -> InputError:
     return InputError(f"{name}: expected a {n_self}-D transform, got a {n_other}-D one")
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _parts(x: Any) -> tuple[Any, ...]:
+    """The numbers of a result that must be finite (a scale must also stay above 0)."""
+    if isinstance(x, Transform):
+        return (x.translation, x.scale if x.scale > 0.0 else np.inf)
+    if isinstance(x, DynamicTransform):
+        return (
+            *_parts(x.transform),
+            x.velocity,
+            x.acceleration,
+            x.angular_velocity,
+            x.angular_acceleration,
+        )
+    return tuple(x) if isinstance(x, tuple) else (x,)
+
+
+def _finite(names: str, what: str) -> Callable[[_Method], _Method]:
+    """Hold a method to the huge-input rule: a result that overflows raises ``InputError``.
+
+    The method runs with NumPy's floating-point warnings off; if its result (a transform,
+    a dynamic transform or an array) has a non-finite number, or a scale that underflowed
+    to 0, ``InputError`` names ``names`` (the arguments that were too large or small).
+    """
+
+    def wrap(method: _Method) -> _Method:
+        @functools.wraps(method)
+        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with np.errstate(all="ignore"):
+                out = method(self, *args, **kwargs)
+                parts = () if out is NotImplemented else _parts(out)
+            check_finite_result(names, what, *parts)
+            return out
+
+        return cast(_Method, checked)
+
+    return wrap
+
+
 class Transform:
     """A similarity transform ``x -> R S x + T`` of n-dimensional space.
 
@@ -223,13 +267,17 @@ class Transform:
         return self._rotation * self._dtype_scalar(self._scale)
 
     def _dtype_scalar(self, x: float) -> Any:
-        return self.dtype.type(x)
+        with np.errstate(all="ignore"):
+            out = self.dtype.type(x)
+        check_finite_result("scale", f"scale {x:.3g} in {self.dtype}", out)
+        return out
 
     @classmethod
     def identity(cls, n: int, dtype: DTypeLike = np.float64) -> Transform:
         """The identity ``(0, id, 1)`` of n-dimensional space."""
         n = as_int(n, "n", minimum=1)
         dtype = as_float_dtype(dtype)
+        check_memory(n * n * dtype.itemsize, "n", f"a {n} x {n} rotation matrix")
         return cls._make(np.zeros(n, dtype), np.eye(n, dtype=dtype), 1.0)
 
     @classmethod
@@ -283,6 +331,7 @@ class Transform:
         S = as_scalar(scale, "scale", positive=True)
         return cls._make(T, np.asarray(rotvec_to_matrix(phi)), S)
 
+    @_finite("points", "the transformed points")
     def __call__(self, points: ArrayLike) -> np.ndarray:
         """Apply to points: ``x -> R S x + T``.
 
@@ -301,6 +350,7 @@ class Transform:
         J = self.linear.astype(dtype)
         return x.astype(dtype) @ J.T + self._translation.astype(dtype)
 
+    @_finite("other", "the composition")
     def __mul__(self, other: Transform) -> Transform:
         """Composition ``self * other``: ``other`` acts first.
 
@@ -315,11 +365,13 @@ class Transform:
         T = J2 @ other._translation.astype(dtype) + self._translation
         return Transform._make(T, self._rotation @ other._rotation, self._scale * other._scale)
 
+    @_finite("scale", "the inverse")
     def inverse(self) -> Transform:
         """The inverse ``(T', R', S') = (-R^T T / S, R^T, 1 / S)``."""
         Rt = self._rotation.T
         return Transform._make(-(Rt @ self._translation) / self._scale, Rt, 1.0 / self._scale)
 
+    @_finite("scale", "the normal matrix")
     def normal_matrix(self) -> np.ndarray:
         """The inverse transpose of the linear part, ``J^-T = R / S``, shape (n, n).
 
@@ -528,6 +580,7 @@ class DynamicTransform:
             raise _dimension_mismatch(name, self.n, other.n)
         return other
 
+    @_finite("other", "the composition")
     def __mul__(self, other: DynamicTransform) -> DynamicTransform:
         """Composition ``A3 = A2 * A1`` (``self`` is ``A2``, ``other`` is ``A1``).
 
@@ -561,6 +614,7 @@ class DynamicTransform:
         al3 = al2 + R2 @ other._angular_acceleration @ R2.T + _commutator(w2, w3)
         return DynamicTransform._make(A3, v3, a3, w3, al3)
 
+    @_finite("scale, velocity, acceleration", "the inverse")
     def inverse(self) -> DynamicTransform:
         """The inverse: the parent relative to the child.
 
@@ -584,6 +638,7 @@ class DynamicTransform:
         a_inv = Jinv @ (al @ T - w @ (w @ T) + 2 * (w @ v) - a)
         return DynamicTransform._make(A.inverse(), v_inv, a_inv, -(R.T @ w @ R), -(R.T @ al @ R))
 
+    @_finite("global_", "the local dynamic")
     def to_local(self, global_: DynamicTransform) -> DynamicTransform:
         """The local dynamic ``A1 = A2^-1 * A3`` of a child whose global dynamic is ``global_``.
 
@@ -620,6 +675,7 @@ class DynamicTransform:
     # Local-to-global deltas: self is the parent's global dynamic A2, the arguments are
     # instantaneous changes of the child's local dynamic; the transforms do not change.
 
+    @_finite("dv", "the global change")
     def delta_velocity(self, dv: ArrayLike) -> np.ndarray:
         """Global change of a child's velocity from a local change: ``dv3 = J2 dv1``.
 
@@ -628,6 +684,7 @@ class DynamicTransform:
         """
         return self._transform.linear @ self._vector(dv, "dv")
 
+    @_finite("dv, da", "the global change")
     def delta_acceleration(self, dv: ArrayLike, da: ArrayLike) -> np.ndarray:
         """Global change of a child's acceleration: ``da3 = J2 da1 + 2 omega2 dv3``.
 
@@ -639,6 +696,7 @@ class DynamicTransform:
         dv3 = J2 @ self._vector(dv, "dv")
         return J2 @ self._vector(da, "da") + 2 * (self._angular_velocity @ dv3)
 
+    @_finite("dw", "the global change")
     def delta_angular_velocity(self, dw: ArrayLike) -> np.ndarray:
         """Global change of a child's angular velocity: ``dw3 = R2 dw1 R2^T``.
 
@@ -648,6 +706,7 @@ class DynamicTransform:
         R2 = self._transform.rotation
         return antisymmetric_part(R2 @ self._skew(dw, "dw") @ R2.T)
 
+    @_finite("dw, dalpha", "the global change")
     def delta_angular_acceleration(self, dw: ArrayLike, dalpha: ArrayLike) -> np.ndarray:
         """Global change of a child's angular acceleration.
 
@@ -662,10 +721,12 @@ class DynamicTransform:
 
     # Global-to-local deltas: the local change of a child that produces a given global one.
 
+    @_finite("dv", "the local change")
     def delta_velocity_to_local(self, dv: ArrayLike) -> np.ndarray:
         """Local change producing the global velocity change ``dv``: ``dv1 = J2^-1 dv3``."""
         return self._transform.inverse().linear @ self._vector(dv, "dv")
 
+    @_finite("dv, da", "the local change")
     def delta_acceleration_to_local(self, dv: ArrayLike, da: ArrayLike) -> np.ndarray:
         """Local acceleration change for global changes ``dv``, ``da``.
 
@@ -676,11 +737,13 @@ class DynamicTransform:
             self._vector(da, "da") - 2 * (self._angular_velocity @ dv3)
         )
 
+    @_finite("dw", "the local change")
     def delta_angular_velocity_to_local(self, dw: ArrayLike) -> np.ndarray:
         """Local angular velocity change for a global one: ``dw1 = R2^T dw3 R2``."""
         R2 = self._transform.rotation
         return antisymmetric_part(R2.T @ self._skew(dw, "dw") @ R2)
 
+    @_finite("dw, dalpha", "the local change")
     def delta_angular_acceleration_to_local(self, dw: ArrayLike, dalpha: ArrayLike) -> np.ndarray:
         """Local angular acceleration change: ``dalpha1 = R2^T (dalpha3 + [dw3, omega2]) R2``."""
         R2 = self._transform.rotation
@@ -689,6 +752,7 @@ class DynamicTransform:
         )
         return antisymmetric_part(R2.T @ inner @ R2)
 
+    @_finite("local, dv, da, dw, dalpha", "the child's global change")
     def inherited_delta(
         self,
         local: DynamicTransform,

@@ -123,24 +123,47 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, live_server):
-    context = browser.new_context(viewport={"width": 1280, "height": 1500})
-    pg = context.new_page()
+def watch(pg, live_server) -> list[str]:
+    """Errors a page reports, and any request that leaves the lab's server.
+
+    Local schemes (``data:``, ``blob:`` of a download) are not requests to anyone.
+    """
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
     pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    local = (live_server.url + "/", "data:", "blob:")
     pg.on(
         "request",
         lambda req: (
-            errors.append(f"external request {req.url}")
-            if not req.url.startswith(live_server.url) and not req.url.startswith("data:")
-            else None
+            errors.append(f"external request {req.url}") if not req.url.startswith(local) else None
         ),
     )
-    pg.goto(live_server.url + "/")
+    return errors
+
+
+@pytest.fixture(scope="module")
+def context(browser):
+    """One browser context per test module: its pages share the HTTP and code caches, so
+    each page parses plotly.js from cache (keeps the suite fast)."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1500}, accept_downloads=True)
+    yield ctx
+    ctx.close()
+
+
+def open_lab(context, live_server, query: str = ""):
+    """A new page of ``context`` on the lab (``query``: the URL's query string), after its
+    first answer is drawn; ``page.lab_errors`` collects what :func:`watch` sees."""
+    pg = context.new_page()
+    pg.lab_errors = watch(pg, live_server)
+    pg.goto(live_server.url + "/" + (f"?{query}" if query else ""))
     pg.wait_for_function("window.tumbleLab && window.tumbleLab.completed >= 1", timeout=60_000)
-    pg.lab_errors = errors  # type: ignore[attr-defined]
+    return pg
+
+
+@pytest.fixture
+def page(context, live_server):
+    pg = open_lab(context, live_server)
     yield pg
-    context.close()
+    errors = pg.lab_errors
+    pg.close()
     assert errors == [], f"the page reported errors: {errors}"

@@ -38,26 +38,28 @@ def test_lab_bad_port_exits_2(calls, port, capsys) -> None:
 
 
 def test_run_binds_the_given_host_and_opens_the_browser(monkeypatch, capsys) -> None:
-    served: list[dict] = []
+    served: list[tuple] = []
     opened: list[str] = []
 
-    def fake_uvicorn_run(app, **kw):
-        served.append(kw)
+    def fake_serve(app, sock):
+        served.append(sock.getsockname())
         with TestClient(app):  # runs the start-up, which announces the address
             pass
 
-    monkeypatch.setattr("uvicorn.run", fake_uvicorn_run)
+    monkeypatch.setattr(server, "_serve", fake_serve)
     monkeypatch.setattr(server, "_open_when_up", lambda url: opened.append(url))
     monkeypatch.setattr(server.api, "warm_up", lambda: None)
-    server.run(open_browser=True)
-    assert served[0]["host"] == "127.0.0.1"
-    assert served[0]["port"] == 8050
-    assert "serving on http://127.0.0.1:8050/" in capsys.readouterr().out
+    server.run(port=0, open_browser=True)  # 0: a free port, as the real 8050 may be taken
+    host, port = served[0][:2]
+    assert host == "127.0.0.1"
+    assert port > 0
+    url = f"http://127.0.0.1:{port}/"
+    assert f"serving on {url}" in capsys.readouterr().out
     # The opener runs on a thread (it waits for the server); here it returns at once.
     deadline = time.monotonic() + 5
     while not opened and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert opened == ["http://127.0.0.1:8050/"]
+    assert opened == [url]
 
 
 def test_open_when_up_waits_for_the_server(monkeypatch) -> None:

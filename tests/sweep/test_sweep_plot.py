@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from sweep_cases import dataset_rows
 
@@ -19,6 +20,7 @@ from tumble.sweep import plot as sweep_plot
         (["--x", "energy", "--y", "energy"], "--y"),
         (["--score", "nope"], "--score"),
         (["--out", "figure.txt"], "--out"),
+        (["--out", "no-such-folder-of-tumble/x.png"], "--out"),
     ],
 )
 def test_sweep_plot_bad_arguments_exit_2_with_one_line(capsys, small_sweep, argv, message):
@@ -31,6 +33,24 @@ def test_sweep_plot_bad_arguments_exit_2_with_one_line(capsys, small_sweep, argv
     assert len(errors) == 1, err
     assert errors[0].startswith("tumble sweep-plot: error:")
     assert message in errors[0]
+
+
+def test_plot_refuses_a_file_in_a_missing_folder(tmp_path):
+    with pytest.raises(InputError, match=r"^file: .*not a folder"):
+        sweep_plot.plot(tmp_path, tmp_path / "nodir" / "x.png")
+
+
+def test_colour_range_has_a_floor():
+    floor = math.log10(sweep_plot.COLOR_FLOOR)
+    # Round-off scores alone: one bottom decade, not the whole scale.
+    roundoff = np.log10(np.array([[1e-16, 3e-16], [2e-15, np.nan]]))
+    assert sweep_plot.color_range([roundoff]) == (floor, floor + 1.0)
+    # Real errors keep their span; round-off among them is pulled up to the floor.
+    mixed = np.log10(np.array([[1e-16, 1e-6], [1e-3, 1e-2]]))
+    assert sweep_plot.color_range([mixed]) == (floor, -2.0)
+    big = np.log10(np.array([[1e-8, 1e-2]]))
+    assert sweep_plot.color_range([big]) == pytest.approx((-8.0, -2.0))
+    assert sweep_plot.color_range([np.full((2, 2), np.nan)]) == (floor, floor + 1.0)
 
 
 def test_sweep_plot_missing_folder_exits_2(capsys, tmp_path):

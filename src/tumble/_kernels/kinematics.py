@@ -308,7 +308,9 @@ def _apply(i, x, e, width, out):
 
     Returns 1 if the row is not finite. A quaternion is normalised so that a slowly
     drifting |q| never reaches the output; a zero norm makes the row NaN (0 * inf) and an
-    overflowing one leaves ``n2`` infinite, both flagged, as is any non-finite input.
+    overflowing one leaves ``n2`` infinite, both flagged, as is any non-finite input. So
+    is a deeply subnormal ``n2`` (``s² = 1/n2`` overflows): its few significant bits would
+    give a visibly non-unit result (``|q'| = 1.0000056`` for ``|q| = 1e-160``).
     """
     if width == 4:
         qi = (load(x, i, 4, 0), load(x, i, 4, 1), load(x, i, 4, 2), load(x, i, 4, 3))
@@ -317,7 +319,7 @@ def _apply(i, x, e, width, out):
         r = qmul(e, (qi[0] * s, qi[1] * s, qi[2] * s, qi[3] * s))
         for j in range(4):
             store(out, i, 4, j, r[j])
-        return not_finite(abs(r[0]) + n2)
+        return not_finite(abs(r[0]) + n2 + s * s)
     m = q_to_mat(e)
     total = 0.0
     for col in range(3):

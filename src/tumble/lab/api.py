@@ -22,23 +22,30 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import asdict, dataclass
 from typing import Annotated, Any
 
 import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tumble import InputError, figures, rigid, scenarios
+from tumble import InputError, exact, figures, rigid, scenarios
 from tumble._kernels.dispatch import single_thread
 
 __all__ = [
+    "CONVERGENCE_REFINEMENTS",
     "MAX_BODY_BYTES",
     "MAX_POINTS",
     "MAX_WORK",
+    "POLHODE_LEVELS",
+    "PRESETS",
+    "Preset",
     "SimulateRequest",
     "WorkTooLarge",
+    "convergence",
     "encode",
     "method_table",
+    "preset_table",
     "simulate",
     "warm_up",
 ]
@@ -179,13 +186,133 @@ class WorkTooLarge(Exception):
     """A request whose work (method-steps) exceeds :data:`MAX_WORK`: HTTP 413."""
 
 
+def _check_work(steps: int, methods: int, runs_per_method: int = 1) -> None:
+    """Raise :class:`WorkTooLarge` beyond :data:`MAX_WORK` method-steps."""
+    work = steps * methods * runs_per_method
+    if work > MAX_WORK:
+        runs = f" x {runs_per_method} runs" if runs_per_method > 1 else ""
+        raise WorkTooLarge(
+            f"steps_per_rotation x rotations x methods{runs} = {steps} x {methods}"
+            f"{runs.replace(' runs', '')} = {work} method-steps exceeds the limit of "
+            f"{MAX_WORK}: lower steps_per_rotation or rotations, or show fewer methods"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# presets
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named case of the lab's preset menu (``GET /api/presets``).
+
+    Attributes
+    ----------
+    id, label : str
+        Key (for the page) and menu text.
+    note : str
+        What the case is and where its numbers come from.
+    params : dict
+        Fields of :class:`SimulateRequest` that the preset sets (the article's
+        parametrisation or an explicit body); the page keeps the rest.
+    torque : str or None
+        Name of a torque scenario (``tumble compare --torque``) for forced motion; None for
+        the free body. Adding a torque scenario to the menu is one entry here.
+    """
+
+    id: str
+    label: str
+    note: str
+    params: dict[str, Any]
+    torque: str | None = None
+
+
+def _box(sides: tuple[float, float, float], below_separatrix: float | None) -> dict[str, Any]:
+    """The article's parameters of a uniform box with these side lengths.
+
+    ``I_x = m (b² + c²) / 12`` and so on; the article's parametrisation fixes ``J_max -
+    J_min = 1`` (a change of time unit), so ``min_j = J_min / (J_max - J_min)`` and
+    ``median_j = (J_mid - J_min) / (J_max - J_min)``, whatever the mass. ``energy``:
+    ``below_separatrix`` under ``median_j`` (a spin near the median axis: flips), or the
+    article's 0.4 when None.
+    """
+    a, b, c = sides
+    J = np.sort([12.0 / (b * b + c * c), 12.0 / (a * a + c * c), 12.0 / (a * a + b * b)])
+    span = J[2] - J[0]
+    median = float((J[1] - J[0]) / span)
+    energy = _D["energy"] if below_separatrix is None else median - below_separatrix
+    return {
+        "min_j": round(float(J[0] / span), 4),
+        "median_j": round(median, 4),
+        "energy": round(max(energy, 0.0), 4),
+    }
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset(
+        "article",
+        "the article's default",
+        "J = (0.5, 1, 1.5), energy 0.4: the case of the source article's toy. No solid body "
+        "has these moments (I_x > I_y + I_z); the 3-D view draws a thin plate.",
+        {"min_j": _D["min_j"], "median_j": _D["median_j"], "energy": _D["energy"]},
+    ),
+    Preset(
+        "tennis-racket",
+        "tennis racket (box 3:2:1)",
+        "A uniform box of sides 3 : 2 : 1 spun just off its median axis (energy 0.01 below "
+        "the separatrix): the tennis-racket theorem, a half-turn flip every few periods.",
+        _box((3.0, 2.0, 1.0), 0.01),
+    ),
+    Preset(
+        "long-bar",
+        "long bar (20:1:1)",
+        "A uniform bar 20 times longer than wide: a symmetric top (two equal moments), the "
+        "body L moves on circles about the long axis.",
+        _box((20.0, 1.0, 1.0), None),
+    ),
+    Preset(
+        "flat-plate",
+        "flat plate (30:30:1)",
+        "A square plate 30 times wider than thick: a symmetric top (median J = max J).",
+        _box((30.0, 30.0, 1.0), None),
+    ),
+    Preset(
+        "sphere",
+        "spherical body",
+        "Equal moments (J = 1, 1, 1): any spin is steady, L_b does not move and every "
+        "method should keep the exact uniform rotation.",
+        {"inv_inertia": [1.0, 1.0, 1.0], "omega_body": [0.3, 0.4, 1.0]},
+    ),
+    Preset(
+        "phone",
+        "phone (146.7 × 71.5 × 7.65 mm)",
+        "An iPhone 13 as a uniform box: Apple's published size 146.7 × 71.5 × 7.65 mm "
+        "(mass 174 g; it cancels), moments computed, not measured. Spun about its median "
+        "axis (energy 0.02 below the separatrix), as in the phone-flip trick.",
+        _box((146.7e-3, 71.5e-3, 7.65e-3), 0.02),
+    ),
+)
+"""The preset menu, in order."""
+
+
+def preset_table() -> list[dict[str, Any]]:
+    """The body of ``GET /api/presets``: the fields of each :data:`PRESETS` entry."""
+    return [asdict(p) for p in PRESETS]
+
+
 # --------------------------------------------------------------------------------------
 # running numba from request threads
 
 
 def warm_up() -> None:
-    """Load (or compile) every method's kernels: a two-step run of each on the default case."""
+    """Load (or compile) every kernel a request can reach.
+
+    A two-step run of each method on the default case, then a run that blows up (explicit
+    Euler at 2 steps per rotation, min J 3), so the divergence path (a single ``step`` that
+    tells an overflowing input from a blow-up) is loaded too.
+    """
     simulate(SimulateRequest(steps_per_rotation=2, rotations=1))
+    simulate(SimulateRequest(min_j=3.0, steps_per_rotation=2, rotations=20, methods=["explicit"]))
 
 
 # --------------------------------------------------------------------------------------
@@ -247,10 +374,40 @@ def _score_dict(s: scenarios.Scores) -> dict[str, float | None]:
     }
 
 
+#: Energy factors of the polhodes drawn on the lab's momentum sphere: this many levels
+#: evenly between ``min J`` and ``max J`` (ends excluded), plus the separatrix.
+POLHODE_LEVELS = 8
+
+#: Points per polhode loop in a response.
+POLHODE_POINTS = 65
+
+
+def _polhodes(J: np.ndarray) -> list[dict[str, Any]]:
+    """The polhodes of the body (:func:`tumble.exact.polhode`) for the momentum sphere:
+    ``{"energy_factor", "separatrix", "loops": [{"x", "y", "z"}, ...]}``; none for a
+    spherical body or one with a zero inverse moment (its L_b does not move)."""
+    lo, mid, hi = np.sort(J)
+    if hi - lo <= exact.EQUAL_RTOL * hi or lo == 0:
+        return []
+    levels = [*np.linspace(lo, hi, POLHODE_LEVELS + 2)[1:-1], mid]
+    out = []
+    for k, e in enumerate(levels):
+        loops = exact.polhode(J, float(e), POLHODE_POINTS)
+        out.append(
+            {
+                "energy_factor": float(e),
+                "separatrix": k == len(levels) - 1,
+                "loops": [_json_values(loop, "xyz") for loop in loops],
+            }
+        )
+    return out
+
+
 def simulate(request: SimulateRequest) -> dict[str, Any]:
     """The body of ``POST /api/simulate`` (see ``docs/lab.md`` for its layout).
 
-    Arrays in the result are NumPy arrays (write it with :func:`encode`).
+    Only the requested methods run (the exact reference always does). Arrays in the
+    result are NumPy arrays (write it with :func:`encode`).
 
     Raises
     ------
@@ -263,13 +420,7 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
     start = time.perf_counter()
     case = request.case()
     names = request.method_names()
-    work = case.steps * len(names)
-    if work > MAX_WORK:
-        raise WorkTooLarge(
-            f"steps_per_rotation x rotations x methods = {case.steps} x {len(names)} = "
-            f"{work} method-steps exceeds the limit of {MAX_WORK}: lower steps_per_rotation "
-            "or rotations, or ask for fewer methods"
-        )
+    _check_work(case.steps, len(names))
     every = max(1, math.ceil(case.steps / (MAX_POINTS - 2)))
     with single_thread():
         # A blow-up is shown (non-finite records become nulls and diverged_at), not warned.
@@ -296,13 +447,84 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
             "every": every,
             "records": data.t.shape[0],
         },
+        "polhodes": _polhodes(J),
         "limits": {"max_points": MAX_POINTS, "max_work": MAX_WORK},
         "t": _rounded(data.t),
         "ranges": data.ranges,
         "exact": _json_curve(data.reference, reference.q),
         "methods": [
-            {"name": name, **_json_curve(data.methods[name], tr.q), "scores": scores[m]}
+            {
+                "name": name,
+                **_json_curve(data.methods[name], tr.q),
+                "scores": scores[m],
+                "blew_up": _blow_up(data.blew_up[name], data.t),
+            }
             for m, (name, tr) in enumerate(zip(names, trs, strict=True))
         ],
         "compute_ms": (time.perf_counter() - start) * 1e3,
     }
+
+
+def _blow_up(drawn: int | None, t: np.ndarray) -> dict[str, Any] | None:
+    """``{"records": drawn records, "t": time of the first record not drawn}`` or None."""
+    if drawn is None:
+        return None
+    return {"records": drawn, "t": float(t[drawn])}
+
+
+#: Step refinements of the error-versus-cost panel: ``dt``, ``dt/2``, ``dt/4``.
+CONVERGENCE_REFINEMENTS = (1, 2, 4)
+
+
+def convergence(request: SimulateRequest) -> dict[str, Any]:
+    """The body of ``POST /api/convergence``: final attitude error against cost.
+
+    For each requested method but ``"exact"``: the attitude error at the end of the run
+    (:func:`tumble.scenarios.score`, ``attitude_error_end``, against the exact solution) at
+    ``dt / k`` for ``k`` in :data:`CONVERGENCE_REFINEMENTS` (skipped where
+    ``steps_per_rotation · k`` passes the limit), the measured ns per step
+    (:func:`tumble.scenarios.time_per_step`, one body, one thread) and the cost of each run,
+    ``ns_per_step · steps`` in microseconds. ``order`` is the least-squares slope of
+    ``log error`` against ``log dt`` over the finite, nonzero errors (None with fewer than
+    two): the method's observed order on this case.
+
+    Raises
+    ------
+    WorkTooLarge
+        ``steps · (1 + 2 + 4) · len(methods) > MAX_WORK``.
+    """
+    start = time.perf_counter()
+    names = [m for m in request.method_names() if m != "exact"]
+    base = request.case()
+    _check_work(base.steps, max(len(names), 1), sum(CONVERGENCE_REFINEMENTS))
+    spr = request.steps_per_rotation
+    cases = [
+        request.model_copy(update={"steps_per_rotation": spr * k}).case()
+        for k in CONVERGENCE_REFINEMENTS
+        if spr * k <= scenarios.MAX_STEPS_PER_ROTATION
+    ]
+    J = base.inv_inertia
+    out = []
+    with single_thread():
+        refs = [scenarios.simulate(c, "exact", max(c.steps, 1)) for c in cases]
+        for name in names:
+            ns = scenarios.time_per_step(base, name)
+            points = []
+            for c, ref in zip(cases, refs, strict=True):
+                tr = scenarios.simulate(c, name, max(c.steps, 1))
+                err = scenarios.score(tr, J, reference_q=ref.q).attitude_error_end
+                points.append(
+                    {"dt": c.dt, "steps": c.steps, "error": err, "cost_us": ns * c.steps / 1e3}
+                )
+            out.append({"name": name, "ns_per_step": ns, "points": points, "order": _order(points)})
+    return {"methods": out, "compute_ms": (time.perf_counter() - start) * 1e3}
+
+
+def _order(points: list[dict[str, float]]) -> float | None:
+    """Slope of ``log error`` against ``log dt`` (least squares), None if under two points."""
+    ok = [p for p in points if math.isfinite(p["error"]) and p["error"] > 0]
+    if len(ok) < 2:
+        return None
+    x = np.log([p["dt"] for p in ok])
+    y = np.log([p["error"] for p in ok])
+    return float(np.polyfit(x, y, 1)[0])

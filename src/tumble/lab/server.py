@@ -10,10 +10,14 @@ Routes
     :func:`tumble.lab.api.method_table`.
 ``GET /api/figure``
     :func:`tumble.figures.spec`: the panels, traces and colours that the page draws.
+``GET /api/presets``
+    :func:`tumble.lab.api.preset_table`: the preset menu.
 ``POST /api/simulate``
     :func:`tumble.lab.api.simulate`. 422 for a malformed or out-of-range request (the
     ``message`` names the field), 413 for work beyond :data:`~tumble.lab.api.MAX_WORK`
     method-steps or a body beyond :data:`~tumble.lab.api.MAX_BODY_BYTES`.
+``POST /api/convergence``
+    :func:`tumble.lab.api.convergence` (error against cost), same request and errors.
 
 The endpoints are plain ``def`` functions: FastAPI runs them in its thread pool, so a
 request that is simulating (numba releases nothing, but NumPy and the JSON encoding
@@ -22,6 +26,9 @@ interleave) does not stop the server from accepting and answering others.
 
 from __future__ import annotations
 
+import errno
+import socket
+import sys
 import threading
 import time
 import urllib.request
@@ -82,6 +89,13 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
     return "; ".join(lines)
 
 
+#: The error answers of the endpoints that take a :class:`~tumble.lab.api.SimulateRequest`.
+_LIMITED: dict[int | str, dict[str, Any]] = {
+    413: {"description": "more work than the documented limit"},
+    422: {"description": "malformed or out-of-range request"},
+}
+
+
 def _error(status: int, message: str, detail: Any = None) -> JSONResponse:
     body: dict[str, Any] = {"message": message}
     if detail is not None:
@@ -128,6 +142,17 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
                 return _error(
                     413, f"body: {length} bytes exceeds the limit of {api.MAX_BODY_BYTES}"
                 )
+        # Counted on the bytes actually read: a chunked body has no Content-Length, and a
+        # client may send more than it declared. Reading stops one chunk past the limit.
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > api.MAX_BODY_BYTES:
+                return _error(
+                    413, f"body: more than {api.MAX_BODY_BYTES} bytes, the limit of a request"
+                )
+        # What Request.body() caches; call_next hands it to the endpoint from there.
+        request._body = bytes(body)
         return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
@@ -167,12 +192,14 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
         """The figure spec: panels on a grid, traces by name, one colour per method."""
         return figures.spec()
 
+    @app.get("/api/presets")
+    def presets() -> list[dict[str, Any]]:
+        """The preset menu: named cases with the request fields they set."""
+        return api.preset_table()
+
     @app.post(
         "/api/simulate",
-        responses={
-            413: {"description": "more work than the documented limit"},
-            422: {"description": "malformed or out-of-range request"},
-        },
+        responses=_LIMITED,
     )
     def simulate(request: api.SimulateRequest) -> Response:
         """Run the methods on one case; traces decimated to at most ``MAX_POINTS`` records."""
@@ -184,6 +211,18 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
             data,
             media_type="application/json",
             headers={"Server-Timing": f"app;dur={ms:.1f}", "Cache-Control": "no-store"},
+        )
+
+    @app.post(
+        "/api/convergence",
+        responses=_LIMITED,
+    )
+    def convergence(request: api.SimulateRequest) -> Response:
+        """Final attitude error against cost at dt, dt/2, dt/4 for the requested methods."""
+        return Response(
+            api.encode(api.convergence(request)),
+            media_type="application/json",
+            headers={"Cache-Control": "no-store"},
         )
 
     return app
@@ -201,8 +240,45 @@ def _open_when_up(url: str, timeout: float = 30.0) -> None:
     webbrowser.open(url)
 
 
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (IPv6 if ``host`` has a colon).
+
+    Raises
+    ------
+    SystemExit
+        Status 2 with one line on stderr when the port is taken (suggesting ``--port``)
+        or the address cannot be bound.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            why = f"port {port} on {host} is already in use; choose another with --port N"
+        else:
+            why = f"cannot listen on {host}:{port} ({exc.strerror or exc})"
+        print(f"tumble lab: error: {why}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _serve(app: FastAPI, sock: socket.socket) -> None:
+    """uvicorn on an already bound socket, until interrupted."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
 def run(host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -> None:
     """Serve the lab with uvicorn until interrupted (``tumble lab``).
+
+    The port is bound first: a busy port is one line on stderr and status 2, before any
+    start-up work. The address is printed once the integrators are loaded.
 
     Parameters
     ----------
@@ -213,8 +289,8 @@ def run(host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -
     open_browser : bool, optional
         Open the page with :mod:`webbrowser` once the server answers.
     """
-    import uvicorn
-
+    sock = bind(host, port)
+    port = int(sock.getsockname()[1])
     shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
     url = f"http://[{shown}]:{port}/" if ":" in shown else f"http://{shown}:{port}/"
     print("tumble lab: loading the integrators (the first run compiles them)...", flush=True)
@@ -224,4 +300,5 @@ def run(host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -
     def ready() -> None:
         print(f"tumble lab: serving on {url} (Ctrl+C to stop)", flush=True)
 
-    uvicorn.run(create_app(on_ready=ready), host=host, port=port, log_level="warning")
+    with sock:
+        _serve(create_app(on_ready=ready), sock)

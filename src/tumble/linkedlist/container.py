@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from tumble._errors import InputError
 from tumble._kernels import linkedlist as _k
-from tumble._validate import as_int, describe
+from tumble._validate import as_int, check_callable, check_memory, describe
 from tumble.linkedlist.cursor import Cursor, lower_bound_by_cursor, slot_of
 from tumble.linkedlist.storage import ListStorage
 
@@ -131,8 +131,7 @@ class ContiguousList(ListStorage):
 
     def _mask(self, pred: Callable[[Any], object], name: str) -> np.ndarray:
         """Boolean mask over storage order: ``pred`` per element, or once on the array."""
-        if not callable(pred):
-            raise InputError(f"{name}: expected a callable, got {describe(pred)}")
+        check_callable(pred, name, 1)
         n = self._n
         if self._dtype is None:
             return np.fromiter((bool(pred(v)) for v in self._vals), bool, n)
@@ -165,8 +164,8 @@ class ContiguousList(ListStorage):
 
     def _keys(self, key: Callable[[Any], Any] | None) -> list[Any] | np.ndarray:
         """Sort keys of the elements in list order (an array, or a list for objects)."""
-        if key is not None and not callable(key):
-            raise InputError(f"key: expected a callable or None, got {describe(key)}")
+        if key is not None:
+            check_callable(key, "key", 1)
         order = self.order()
         if self._dtype is None:
             vals = self._vals
@@ -589,6 +588,7 @@ class ContiguousList(ListStorage):
         """Make room for ``n`` elements without further growth (may widen the index type)."""
         n = as_int(n, "n", minimum=0)
         if n > self._cap:
+            check_memory(self._footprint(n), "n", f"room for {n} elements")
             self._reallocate(n)
 
     # ------------------------------------------------ whole-list operations, links bypassed

@@ -95,6 +95,10 @@ class Cursor:
             steps = as_int(steps, "steps")
         owner = self._check()
         slot = self._slot
+        if abs(steps) > owner._n:
+            # No walk longer than the list stays in it; this also keeps |steps| below the
+            # compiled walk's int64.
+            raise IndexError(f"advance: {steps} steps leave the list")
         if 0 <= steps <= _SHORT_WALK:
             lk = owner._lk
             for _ in range(steps):

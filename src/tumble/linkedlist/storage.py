@@ -116,6 +116,12 @@ class ListStorage:
         self._lk = memoryview(self._nodes.reshape(-1).data)
         self._genv = memoryview(self._gen.data)
 
+    def _footprint(self, capacity: int) -> int:
+        """Bytes of the link, generation and value arrays for ``capacity`` slots."""
+        index = _index_dtype_for(capacity).itemsize
+        value = 0 if self._dtype is None else self._dtype.itemsize
+        return (capacity + 1) * (2 * index + 8) + capacity * value
+
     def _reallocate(self, capacity: int) -> None:
         n = self._n
         nodes = np.zeros((capacity + 1, 2), _index_dtype_for(capacity))
@@ -281,6 +287,8 @@ class ListStorage:
                 return list(values)
             except TypeError:
                 raise InputError(f"{name}: expected an iterable, got {describe(values)}") from None
+        if isinstance(values, np.ndarray) and values.ndim == 0:
+            raise InputError(f"{name}: expected an iterable, got {describe(values)}")
         if not isinstance(values, np.ndarray):
             try:
                 values = list(values)
@@ -288,6 +296,14 @@ class ListStorage:
                 raise InputError(f"{name}: expected an iterable, got {describe(values)}") from None
         if len(values) == 0:
             return np.zeros(0, self._dtype)
+        ints = not isinstance(values, np.ndarray) and all(type(v) is int for v in values)
+        if self._dtype.kind in "iu" and ints:
+            # NumPy would infer float64 for ints beyond int64 (2**63 for a uint64 list) and
+            # lose them; Python ints are checked against the list's range instead.
+            for v in (min(values), max(values)):
+                if not self._lo <= v <= self._hi:
+                    raise InputError(f"{name}: {v} is out of range for {self._dtype}")
+            return np.array(values, self._dtype)
         try:
             arr = np.asarray(values)
         except Exception:  # ragged or unconvertible input

@@ -28,7 +28,7 @@ from tumble.sweep.cluster import (
     local_cluster,
     run_sweep,
 )
-from tumble.sweep.dataset import completed_case_ids, read_results
+from tumble.sweep.dataset import ForeignFileWarning, completed_case_ids, read_results
 from tumble.sweep.grid import GRID_COLUMNS, SCHEMA_VERSION, SweepCase, build_grid, split_tasks
 from tumble.sweep.task import BODY_RECORDS_PER_CALL, COLUMNS, SCORE_COLUMNS, run_task
 
@@ -41,6 +41,7 @@ __all__ = [
     "GRID_COLUMNS",
     "SCHEMA_VERSION",
     "SCORE_COLUMNS",
+    "ForeignFileWarning",
     "SweepCase",
     "SweepError",
     "SweepSummary",

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 
 from tumble import rigid, scenarios
 from tumble._errors import InputError
-from tumble._validate import as_float_array, as_int
+from tumble._validate import as_float_array, as_int, as_scalar
 
 __all__ = ["GRID_COLUMNS", "SCHEMA_VERSION", "SweepCase", "build_grid", "split_tasks"]
 
@@ -94,16 +94,29 @@ class SweepCase:
         and largest inverse moments, ``L_b = √energy e_max - √(1 - energy) e_min``, so that
         ``J_L(0) = J_min + energy (J_max - J_min)`` as for the article's bodies
         (:func:`tumble.scenarios.explicit_case` with ``omega_body = J L_b``).
+
+        Raises
+        ------
+        InputError
+            A field outside the ranges :func:`build_grid` accepts, naming the field.
         """
+        rigid.check_method(self.method, "method")
         if self.inv_inertia is None:
             return scenarios.article_case(
                 self.min_j, self.median_j, self.energy, self.steps_per_rotation, self.rotations
             )
-        J = np.array(self.inv_inertia)
+        J = as_float_array(self.inv_inertia, "inv_inertia", (3,)).astype(np.float64)
+        if J.shape != (3,) or not np.all(J > 0):
+            raise InputError(
+                f"inv_inertia: expected three inverse moments > 0, got {self.inv_inertia!r}"
+            )
+        energy = as_scalar(self.energy, "energy")
+        if not 0.0 <= energy <= 1.0:
+            raise InputError(f"energy: expected a fraction in [0, 1], got {energy}")
         order = np.argsort(J, kind="stable")
         L_body = np.zeros(3)
-        L_body[order[2]] = math.sqrt(self.energy)
-        L_body[order[0]] = -math.sqrt(1.0 - self.energy)
+        L_body[order[2]] = math.sqrt(energy)
+        L_body[order[0]] = -math.sqrt(1.0 - energy)
         return scenarios.explicit_case(J, J * L_body, self.steps_per_rotation, self.rotations)
 
     def grid_values(self) -> dict[str, Any]:
@@ -172,11 +185,16 @@ def build_grid(
         In the order method, body, energy, steps, rotations (last varies fastest).
     """
     d = scenarios.DEFAULTS
-    names = (
-        [methods]
-        if isinstance(methods, str)
-        else list(rigid.METHODS if methods is None else methods)
-    )
+    try:
+        names = (
+            [methods]
+            if isinstance(methods, str)
+            else list(rigid.METHODS if methods is None else methods)
+        )
+    except TypeError:
+        raise InputError(
+            f"methods: expected a method name or a list of them, got {methods!r:.80}"
+        ) from None
     if not names:
         raise InputError("methods: expected at least one method name, got none")
     names = list(dict.fromkeys(rigid.check_method(m, "methods").name for m in names))

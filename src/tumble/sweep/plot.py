@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from tumble import rigid
+from tumble import figures, rigid
 from tumble._errors import InputError
 from tumble._validate import as_choice
 from tumble.sweep import dataset, task
@@ -37,6 +37,12 @@ REDUCERS: dict[str, Callable[[np.ndarray], Any]] = {
 #: ``log10`` of scores at or below this show as this value (exact zeros, e.g. the ``|L|``
 #: drift of methods that conserve it, would otherwise be ``-inf``).
 LOG_FLOOR = 1e-17
+
+#: The colour scale starts at ``log10`` of this at the lowest (scores below it, round-off,
+#: share the bottom colour instead of taking the whole range) and spans at least
+#: :data:`COLOR_MIN_DECADES` decades.
+COLOR_FLOOR = 1e-12
+COLOR_MIN_DECADES = 1.0
 
 FORMATS = (".png", ".html")
 
@@ -118,6 +124,16 @@ def _log(grid: np.ndarray) -> np.ndarray:
         return np.log10(np.maximum(np.abs(grid), LOG_FLOOR))
 
 
+def color_range(logs: Sequence[np.ndarray]) -> tuple[float, float]:
+    """``(lo, hi)`` of the colour scale of ``log10`` grids: their finite span, with ``lo``
+    at least ``log10(COLOR_FLOOR)`` and ``hi >= lo + COLOR_MIN_DECADES``."""
+    finite = np.concatenate([g[np.isfinite(g)] for g in logs])
+    floor = math.log10(COLOR_FLOOR)
+    lo = max(float(finite.min()), floor) if finite.size else floor
+    hi = float(finite.max()) if finite.size else lo
+    return lo, max(hi, lo + COLOR_MIN_DECADES)
+
+
 def plot(
     out: Any,
     file: Any,
@@ -135,10 +151,20 @@ def plot(
     -------
     Path
         The file written.
+
+    Raises
+    ------
+    InputError
+        ``file`` has another extension or its folder does not exist; bad axes or scores.
     """
     target = Path(file)
     if target.suffix.lower() not in FORMATS:
         raise InputError(f"file: expected a .png or .html name, got {str(file)!r}")
+    if not target.parent.is_dir():
+        raise InputError(
+            f"file: expected a file in an existing folder, but {str(target.parent)!r} "
+            "is not a folder"
+        )
     chosen = list(task.SCORE_COLUMNS if scores is None else scores)
     methods, xs, ys, grids = heat_maps(dataset.read_results(out), x, y, chosen, reduce)
     if target.suffix.lower() == ".png":
@@ -164,14 +190,13 @@ def _png(
     cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
     for i, s in enumerate(scores):
         logs = [_log(grids[(s, m)]) for m in methods]
-        finite = np.concatenate([g[np.isfinite(g)] for g in logs])
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        lo, hi = color_range(logs)
         image: Any = None
         for j, m in enumerate(methods):
             ax = axes[i, j]
             image = ax.imshow(
                 np.ma.masked_invalid(logs[j]), origin="lower", aspect="auto", cmap=cmap,
-                vmin=lo, vmax=max(hi, lo + 1e-12), interpolation="nearest",
+                vmin=lo, vmax=hi, interpolation="nearest",
             )  # fmt: skip
             for axis, values in ((ax.xaxis, xs), (ax.yaxis, ys)):
                 # At most about 11 labels per axis: every k-th value, the rest unlabelled.
@@ -207,14 +232,13 @@ def _html(
     xl, yl = _labels(np.array(xs, dtype=object)), _labels(np.array(ys, dtype=object))
     for i, s in enumerate(scores):
         logs = [_log(grids[(s, m)]) for m in methods]
-        finite = np.concatenate([g[np.isfinite(g)] for g in logs])
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        lo, hi = color_range(logs)
         for j, m in enumerate(methods):
             raw = grids[(s, m)]
             fig.add_trace(
                 go.Heatmap(
                     z=logs[j], x=xl, y=yl,
-                    customdata=raw, zmin=lo, zmax=max(hi, lo + 1e-12),
+                    customdata=raw, zmin=lo, zmax=hi,
                     coloraxis=f"coloraxis{i + 1}",
                     hovertemplate=f"{m}<br>{x}=%{{x}}<br>{y}=%{{y}}<br>{s} ({reduce})="
                     "%{customdata:.3e}<extra></extra>",
@@ -237,7 +261,8 @@ def _html(
     fig.update_yaxes(title_text=y, col=1)
     fig.update_layout(height=260 * nr + 80, width=max(700, 240 * nc + 160),
                       title=f"tumble sweep: {reduce} over the other grid values")  # fmt: skip
-    fig.write_html(target, include_plotlyjs=True, full_html=True)
+    config = dict(figures.PLOTLY_CONFIG)
+    fig.write_html(target, include_plotlyjs=True, full_html=True, config=config)
 
 
 def _score_list(text: str) -> list[str]:
@@ -281,10 +306,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     out = args.out or args.dir / "heatmaps.png"
     if out.suffix.lower() not in FORMATS:
         parser.error(f"--out: expected a .png or .html file name, got {str(out)!r}")
+    if not out.parent.is_dir():
+        parser.error(f"--out: expected a file in an existing folder, got {str(out)!r}")
     if args.x == args.y:
         parser.error(f"--y: expected an axis other than --x, got {args.y!r} for both")
     try:
         path = plot(args.dir, out, args.x, args.y, args.score, args.reduce)
+    except InputError as exc:
+        parser.error(str(exc))
     except ImportError as exc:
         parser.exit(
             2,

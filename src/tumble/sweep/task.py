@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tumble import diagnostics, exact, rigid, rotation, scenarios
+from tumble._errors import InputError
 from tumble._kernels.dispatch import single_thread
 from tumble.sweep import grid
 
@@ -141,6 +142,11 @@ def run_task(cases: Sequence[grid.SweepCase]) -> dict[str, list[Any]]:
     dict
         ``{column: list}`` with the columns :data:`COLUMNS`.
     """
+    if isinstance(cases, str | bytes) or not isinstance(cases, Sequence):
+        raise InputError(f"cases: expected a list of SweepCase, got {type(cases).__name__}")
+    for c in cases:
+        if not isinstance(c, grid.SweepCase):
+            raise InputError(f"cases: expected a list of SweepCase, got a {type(c).__name__}")
     rows: list[dict[str, Any]] = [{} for _ in cases]
     with single_thread():
         for method, group in itertools.groupby(enumerate(cases), key=lambda ic: ic[1].method):

@@ -1,0 +1,85 @@
+"""Make the lab's screenshots in docs/figures (``./dev screenshots``).
+
+Serves the lab on a free loopback port and drives headless Debian Chromium (Playwright):
+
+- ``lab-default.png``: the default view at 1366 × 900, top of the page;
+- ``lab-phone.png``: the same at 390 × 844 (a phone), top of the page;
+- ``lab-sphere.png``: the momentum sphere, tennis-racket preset, with three methods.
+
+The animation is paused at a fixed cursor so that the pictures are reproducible.
+Usage: ``python docs/figures/lab_screenshots.py [OUT_DIR]`` (default: this folder).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import uvicorn
+from playwright.sync_api import Page, sync_playwright
+
+from tumble.lab.server import create_app
+
+CHROMIUM = os.environ.get("TUMBLE_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update"]  # fmt: skip
+
+
+def _serve() -> tuple[uvicorn.Server, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(
+        uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning")
+    )
+    threading.Thread(target=srv.run, daemon=True).start()
+    while not srv.started:
+        time.sleep(0.05)
+    return srv, f"http://127.0.0.1:{port}/"
+
+
+def _open(page: Page, url: str, cursor: int) -> None:
+    """Load ``url``, wait for the plots, pause the animation at scrubber position ``cursor``."""
+    page.goto(url)
+    page.wait_for_function("window.tumbleLab && tumbleLab.completed >= 1", timeout=120_000)
+    page.click("#play")
+    page.fill("#scrubber", str(cursor))
+    page.dispatch_event("#scrubber", "input")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(600)
+
+
+def main(out: Path) -> None:
+    srv, base = _serve()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            wide = browser.new_context(viewport={"width": 1366, "height": 1180})
+            page = wide.new_page()
+            _open(page, base, 420)
+            page.screenshot(path=str(out / "lab-default.png"))
+            query = (
+                "?min_j=0.625&median_j=0.1875&energy=0.1775"
+                "&methods=explicit,modified_jolt,midpoint&view=midpoint"
+            )
+            _open(page, base + query, 300)
+            page.locator("#sphere-figure").screenshot(path=str(out / "lab-sphere.png"))
+            phone = browser.new_context(
+                viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True
+            )
+            page = phone.new_page()
+            _open(page, base, 420)
+            page.screenshot(path=str(out / "lab-phone.png"))
+            browser.close()
+    finally:
+        srv.should_exit = True
+    for name in ("lab-default.png", "lab-phone.png", "lab-sphere.png"):
+        print(f"wrote {out / name}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent)
