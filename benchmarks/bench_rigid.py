@@ -28,7 +28,13 @@ cost: for a few bodies and a range of ``dt``, the largest attitude error against
 solution over ``t <= STUDY_T`` and the measured ns per step (one thread, interleaved
 rounds); written to the ``rigid-symmetric`` section and quoted in ``docs/integrators.md``.
 
-Usage: ``tumble bench rigid [--sizes N ...] [--methods a,b] [--symmetric-study] [--no-write]``.
+With ``--pairing-study`` it measures the six axis pairings of ``symmetric_top_split``
+(symmetric top plus remainder) on several bodies and momenta, the measurement behind the
+pairing rule of ``tumble._kernels.rigid.symmetric_top_pairing``: written to the
+``rigid-pairing`` section and quoted in ``docs/integrators.md``.
+
+Usage: ``tumble bench rigid [--sizes N ...] [--methods a,b] [--symmetric-study]
+[--pairing-study] [--no-write]``.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import functools
+import itertools
 import math
 from collections.abc import Callable
 
@@ -53,8 +60,9 @@ from _common import (
     threads,
     write_section,
 )
-from tumble import diagnostics, rigid, rotation, scenarios, torques
+from tumble import diagnostics, exact, rigid, rotation, scenarios, torques
 from tumble._kernels import inertia as _inertia
+from tumble._kernels import rigid as _rigid
 from tumble._kernels import rotation as _rot
 
 SIZES = (1, 10, 1_000, 10_000, 100_000, 1_000_000)
@@ -431,6 +439,73 @@ def symmetric_study() -> str:
     )
 
 
+PAIRING_BODIES = {
+    "I = (1, 2, 3)": (1.0, 0.5, 1.0 / 3.0),
+    "article J = (0.5, 1, 1.5)": (0.5, 1.0, 1.5),
+    "J = (1, 1.1, 3)": (1.0, 1.1, 3.0),
+    "J = (1, 2.9, 3)": (1.0, 2.9, 3.0),
+    "J = (1, 2, 2.4)": (1.0, 2.0, 2.4),
+    "J = (0.2, 1, 5)": (0.2, 1.0, 5.0),
+}
+PAIRING_MOMENTA = ((1.0, 0.4, 0.2), (0.2, 0.4, 1.0), (0.3, 1.0, 0.3))
+PAIRING_T = 20.0
+PAIRING_DT = 0.05
+
+
+@numba.njit
+def _run_pairing(q, L, J, a, b, c, h, n):
+    qq = (q[0], q[1], q[2], q[3])
+    LL = (L[0], L[1], L[2])
+    for _ in range(n):
+        qq, LL = _rigid.symmetric_top_split(qq, LL, (J[0], J[1], J[2]), a, b, c, h)
+    return np.array(qq)
+
+
+def pairing_study() -> str:
+    """Attitude error of the six axis pairings of the symmetric-top-plus-remainder split."""
+    perms = list(itertools.permutations(range(3)))
+    steps = round(PAIRING_T / PAIRING_DT)
+    q0 = np.array([1.0, 0.0, 0.0, 0.0])
+    rows = []
+    regret = {p: [] for p in (*perms, "rule")}
+    for label, Jt in PAIRING_BODIES.items():
+        J = np.array(Jt)
+        for Lt in PAIRING_MOMENTA:
+            L = np.array(Lt)
+            q_ref = exact.torque_free(q0, J * L, J, [PAIRING_T])[0][0]
+            err = {
+                p: float(
+                    rotation.rotation_angle(_run_pairing(q0, L, J, *p, PAIRING_DT, steps), q_ref)
+                )
+                for p in perms
+            }
+            rule = tuple(int(i) for i in _rigid.symmetric_top_pairing(Jt))
+            best = min(err.values())
+            for p in perms:
+                regret[p].append(err[p] / best)
+            regret["rule"].append(err[rule] / best)
+            rows.append(
+                [label, str(Lt), *(f"{err[p]:.1e}" for p in perms), "".join(map(str, rule)),
+                 f"{err[rule] / best:.2f}"]
+            )  # fmt: skip
+            print(" | ".join(rows[-1]), flush=True)
+    mean = {p: float(np.exp(np.mean(np.log(v)))) for p, v in regret.items()}
+    rows.append(
+        ["geometric mean of error / best", "", *(f"{mean[p]:.2f}" for p in perms), "",
+         f"{mean['rule']:.2f}"]
+    )  # fmt: skip
+    header = ["body", "L_b(0)", *("abc = " + "".join(map(str, p)) for p in perms), "rule",
+              "rule / best"]  # fmt: skip
+    return (
+        "### Symmetric top plus remainder: the axis pairing\n\n"
+        f"Attitude error (rad) at t = {PAIRING_T:g}, dt = {PAIRING_DT:g}, against the exact "
+        "solution, of `R(h/2) S(h) R(h/2)` with the symmetric top `S = ½ J_a |L|² + "
+        "½ (J_c - J_a) L_c²` and the remainder `R = ½ (J_b - J_a) L_b²`, for every axis "
+        "pairing `abc`; `rule` is the pairing `symmetric_top_split` takes (a = median, b = "
+        "the farther of the smallest and largest).\n\n" + markdown_table(header, rows)
+    )
+
+
 TORQUE_STUDY_DTS = (0.02, 0.01, 0.005)
 TORQUE_STUDY_T = 4.0
 TORQUE_STUDY_LONG_T = 2000.0
@@ -480,21 +555,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
-    parser.add_argument("--symmetric-study", action="store_true", help=symmetric_study.__doc__)
-    parser.add_argument("--torque-study", action="store_true", help=torque_study.__doc__)
+    studies = {
+        "symmetric_study": (symmetric_study, "rigid-symmetric"),
+        "torque_study": (torque_study, "rigid-torque"),
+        "pairing_study": (pairing_study, "rigid-pairing"),
+    }
+    for flag, (study, _) in studies.items():
+        parser.add_argument("--" + flag.replace("_", "-"), action="store_true", help=study.__doc__)
     args = parser.parse_args(argv)
-    if args.torque_study:
-        text = torque_study()
-        print(text)
-        if not args.no_write:
-            write_section("rigid-torque", text)
-        return 0
-    if args.symmetric_study:
-        text = symmetric_study()
-        print(text)
-        if not args.no_write:
-            write_section("rigid-symmetric", text)
-        return 0
+    for flag, (study, section) in studies.items():
+        if getattr(args, flag):
+            text = study()
+            print(text)
+            if not args.no_write:
+                write_section(section, text)
+            return 0
     methods = [m for m in args.methods.split(",") if m]
     for m in methods:
         if m not in METHODS:

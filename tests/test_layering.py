@@ -39,7 +39,8 @@ BUILDS_ON: dict[str, frozenset[str]] = {
     "exact": frozenset({"rotation"}),
     "interpolate": frozenset({"rotation"}),
     "trajectory": frozenset(),
-    "methods": frozenset(),
+    "compositions": frozenset(),
+    "methods": frozenset({"compositions"}),
     "torques": frozenset({"rotation", "kinematics", "exact", "interpolate"}),
     "rigid": frozenset(
         {

@@ -236,6 +236,8 @@ def test_the_registry_records_how_each_method_takes_torque():
         "splitting",
         "midpoint",
         "momentum_first_symmetric",
+        "symmetric_top_split",
+        "exact_split",
     }
     assert kinds["rk4"] == "stages"
     assert kinds["exact"] == "none"
@@ -447,7 +449,8 @@ def test_bad_input_raises_naming_the_argument(call, message):
 
 def test_the_single_body_step_is_bit_for_bit_the_batched_step():
     model = torques.gravity(0.8, G, C_BODY) + torques.damping(0.2)
-    for method in [m for m in rigid.METHODS if m != "exact"]:
+    composed = ["splitting:suzuki4", "midpoint:yoshida4", "symmetric_top_split:kahanli6"]
+    for method in [m for m in rigid.METHODS if m != "exact"] + composed:
         for torque in (None, model):
             q1, w1 = rigid.step(Q0, OMEGA0, J, 0.05, method, torque=torque, t=0.3)
             qb, wb = rigid.step(Q0[None], OMEGA0[None], J[None], 0.05, method, torque=torque, t=0.3)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from tumble import rigid, scenarios
+from tumble import InputError, rigid, scenarios
 
 __all__ = [
     "fraction",
@@ -110,14 +110,21 @@ def vector3(text: str) -> np.ndarray:
 
 
 def method_list(text: str) -> list[str]:
-    """Comma-separated names from :data:`tumble.rigid.METHODS` (or ``all``)."""
+    """Comma-separated names from :data:`tumble.rigid.METHODS` or compositions
+    ``"<base>:<scheme>"`` (or ``all``: the registry's methods)."""
     if _text(text).strip() == "all":
         return list(rigid.METHODS)
     names = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [n for n in names if n not in rigid.METHODS]
+    unknown = [n for n in names if ":" not in n and n not in rigid.METHODS]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             f"unknown method {', '.join(map(repr, unknown)) or repr(text)}; "
-            f"choose from {', '.join(rigid.METHODS)}"
+            f"choose from {', '.join(rigid.METHODS)} or a composition '<base>:<scheme>' "
+            f"({', '.join(rigid.COMPOSITIONS)})"
         )
+    for n in names:
+        try:
+            rigid.check_method(n, "method")
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("method: ")) from None
     return list(dict.fromkeys(names))

@@ -108,7 +108,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=method_list,
         default=None,
         metavar="A,B,...",
-        help="methods to run (default: all): " + ", ".join(rigid.METHODS),
+        help="methods to run (default: all): "
+        + ", ".join(rigid.METHODS)
+        + ", or compositions <base>:<scheme> with a scheme from "
+        + ", ".join(rigid.COMPOSITIONS),
     )
     run.add_argument(
         "--every",
@@ -255,7 +258,6 @@ def _plot_png(data: figures.FigureData, title: str, path: Path) -> None:
     grid = fig.add_gridspec(rows, cols)
     share_x, share_y = _sharing("x", "col", "colspan"), _sharing("y", "row", "rowspan")
     axes: dict[str, Any] = {}
-    colors = figures.colors()
     for p in figures.PANELS:
         ax = fig.add_subplot(
             grid[p.row : p.row + p.rowspan, p.col : p.col + p.colspan],
@@ -270,7 +272,7 @@ def _plot_png(data: figures.FigureData, title: str, path: Path) -> None:
             style: dict[str, Any] = (
                 {"color": ref_color, "ls": "--" if ref_dash else "-", "lw": 1.2, "zorder": 5}
                 if ref
-                else {"color": colors[label], "lw": 0.9}
+                else {"color": figures.color(label), "lw": 0.9}
             )
             ax.plot(*points, label=label if p is figures.PANELS[0] else None, **style)
         if p.log_y:
@@ -312,12 +314,11 @@ def _plot_html(data: figures.FigureData, title: str, path: Path) -> None:
     ref_color, ref_dash = figures.REFERENCE.color, figures.REFERENCE.dash
     fig = make_subplots(rows=rows, cols=cols, specs=specs,
                         subplot_titles=[p.title for p in by_cell])  # fmt: skip
-    colors = figures.colors()
     for label, c, ref in _curves(data):
         line = (
             {"color": ref_color, "dash": "dash" if ref_dash else "solid", "width": 1.5}
             if ref
-            else {"color": colors[label], "width": 1}
+            else {"color": figures.color(label), "width": 1}
         )
         for p in figures.PANELS:
             points = _xy(p, c, data.t)

@@ -334,6 +334,20 @@ def dashes() -> dict[str, str]:
     return {m: DASHES[i % len(DASHES)] for i, m in enumerate(rigid.METHODS)}
 
 
+def color(method: str) -> str:
+    """The colour of ``method``: :func:`colors` for a registry method; for a composition
+    ``"<base>:<scheme>"``, its base's hue at a lightness set by the scheme's place in
+    :data:`tumble.rigid.COMPOSITIONS` (darker first), so a family reads as one."""
+    info = rigid.check_method(method, "method")
+    base = colors()[info.base]
+    if info.base == info.name:
+        return base
+    k = list(rigid.COMPOSITIONS).index(info.name.split(":", 1)[1])
+    h, _, s = colorsys.rgb_to_hls(*(int(base[i : i + 2], 16) / 255 for i in (1, 3, 5)))
+    r, g, b = colorsys.hls_to_rgb(h, 0.25 + 0.5 * k / max(1, len(rigid.COMPOSITIONS) - 1), s)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+
+
 # --------------------------------------------------------------------------------------
 # the data of one figure
 

@@ -7,6 +7,9 @@ its cost class and a one-line description. :data:`tumble.rigid.METHODS`, the met
 ``docs/integrators.md`` (:func:`render_table`, checked by a test), the lab's method list,
 ``tumble compare``, sweeps and the figures' colours all read it.
 
+Composed methods ``"<base>:<scheme>"`` (:mod:`tumble.compositions`) are not in the
+registry: :func:`method_info` derives their records from the base's (:func:`composed`).
+
 Adding a method is three files: its kernel (a ``step_*`` function, its id and its branch
 in ``advance`` and ``_run_block`` in :mod:`tumble._kernels.rigid`), its record here, and its
 paragraph in ``docs/integrators.md`` (see ``docs/architecture.md``).
@@ -41,11 +44,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tumble._errors import InputError
 from tumble._kernels import rigid as _k
+from tumble.compositions import COMPOSITIONS
 
-__all__ = ["REGISTRY", "MethodInfo", "method_info", "render_table"]
+__all__ = [
+    "REGISTRY",
+    "MethodInfo",
+    "check",
+    "composable",
+    "composed",
+    "method_info",
+    "render_table",
+]
 
 #: The quantities a method may conserve, in table order, with their display labels.
 CONSERVED_LABELS = {"L_norm": "|L|", "L_world": "world L", "energy": "energy"}
@@ -89,6 +102,9 @@ class MethodInfo:
         Work per body and step in exponentials ``Q`` and other operations.
     description : str
         One line (at most 100 characters) for legends and listings.
+    substeps : tuple of float
+        The composition's coefficients ``γ_i`` (:mod:`tumble.compositions`): the kernel runs
+        the base's step over ``γ_1 dt``, ``γ_2 dt``, ... Empty for a registry method.
     """
 
     name: str
@@ -103,12 +119,18 @@ class MethodInfo:
     locked_axes: bool
     cost: str
     description: str
+    substeps: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.exact_for not in EXACT_FOR or self.torque not in TORQUE_MODES:
             raise ValueError(f"registry record {self.name!r}: bad exact_for or torque")
         if "\n" in self.description or len(self.description) > 100:
             raise ValueError(f"registry record {self.name!r}: description must be one line")
+
+    @property
+    def base(self) -> str:
+        """The registry method a composed method is built on (the method itself otherwise)."""
+        return self.name.split(":", 1)[0]
 
     @property
     def conserves(self) -> tuple[str, ...]:
@@ -220,6 +242,17 @@ REGISTRY: tuple[MethodInfo, ...] = (
         symmetric=True, torque="strang",
         description="Momentum-first composed with its adjoint: symmetric, order 2",
     ),
+    _record(
+        "symmetric_top_split", _k.SYMMETRIC_TOP_SPLIT, 2,
+        "exact | exact | bounded, no drift | symmetric | 4 sin/cos pairs + 1 Q",
+        symmetric=True, torque="strang",
+        description="Symmetric top plus remainder (Fasso 2003): exact for symmetric tops, order 2",
+    ),
+    _record(
+        "exact_split", _k.EXACT_SPLIT, 2, "exact | exact | exact | all | elliptic (compiled)",
+        symmetric=True, torque="strang",
+        description="Half kick, exact free flow, half kick: exact without torque, order 2 with it",
+    ),
 )  # fmt: skip
 """Every method, in the order of :data:`tumble.rigid.METHODS`."""
 
@@ -227,17 +260,97 @@ _BY_NAME = {info.name: info for info in REGISTRY}
 
 
 def method_info(name: str) -> MethodInfo:
-    """The registry record of method ``name`` (see :class:`MethodInfo`).
+    """The registry record of method ``name`` (see :class:`MethodInfo`), also of a composed
+    method ``"<base>:<scheme>"`` (:func:`composed`).
 
     Raises
     ------
     InputError
-        ``name`` is not a method name.
+        ``name`` is not a method name, or names a composition the base cannot run.
     """
-    info = _BY_NAME.get(name) if isinstance(name, str) else None
-    if info is None:
-        raise InputError(f"name: expected one of {', '.join(_BY_NAME)}, got {name!r}")
-    return info
+    return check(name, "name")
+
+
+def check(name: object, argument: str) -> MethodInfo:
+    """:func:`method_info` for a value passed as ``argument``: errors name that argument.
+
+    Raises
+    ------
+    InputError
+        Not a method name: unknown, an unknown scheme, a base that is not time-symmetric or
+        that is exact already, more than one scheme.
+    """
+    if not isinstance(name, str):
+        raise InputError(f"{argument}: expected a method name (str), got {type(name).__name__}")
+    info = _BY_NAME.get(name)
+    if info is not None:
+        return info
+    if ":" not in name:
+        raise InputError(
+            f"{argument}: expected one of {', '.join(_BY_NAME)} or a composition "
+            f"'<base>:<scheme>' ({', '.join(COMPOSITIONS)}), got {name!r}"
+        )
+    try:
+        return composed(name)
+    except InputError as exc:
+        raise InputError(f"{argument}: {exc}") from None
+
+
+@lru_cache(maxsize=256)
+def composed(name: str) -> MethodInfo:
+    """The record of the composed method ``name = "<base>:<scheme>"``.
+
+    The base's record with the scheme's order, stages and coefficients (``substeps``): a
+    composition keeps what every sub-step keeps and what the base is exact for, and is
+    time-symmetric. Only a time-symmetric base with a compiled kernel and a finite order
+    composes.
+
+    Raises
+    ------
+    InputError
+        Message without an argument name (:func:`check` adds it).
+    """
+    base_name, _, scheme_name = name.partition(":")
+    scheme = COMPOSITIONS.get(scheme_name)
+    if scheme is None:
+        raise InputError(
+            f"unknown composition scheme {scheme_name!r} in {name!r}; expected one of "
+            f"{', '.join(COMPOSITIONS)}"
+        )
+    base = _BY_NAME.get(base_name)
+    if base is None:
+        raise InputError(
+            f"unknown base method {base_name!r} in {name!r}; expected one of "
+            f"{', '.join(composable())}"
+        )
+    if math.isinf(base.order):
+        raise InputError(
+            f"{name!r}: {base_name!r} is the exact solution already; composing it adds "
+            f"nothing. Composable bases: {', '.join(composable())}"
+        )
+    if not base.symmetric or base.kernel is None:
+        why = (
+            "its negative sub-steps would run a dissipative step backwards, which amplifies"
+            if "decays" in (base.L_norm, base.energy)
+            else "a composition raises the order only of a time-symmetric base of even order"
+        )
+        raise InputError(
+            f"{name!r}: base {base_name!r} is not time-symmetric ({why}); composable bases: "
+            f"{', '.join(composable())}"
+        )
+    label = f"{base_name} composed by {scheme_name} ({scheme.stages} steps): order {scheme.order}"
+    return MethodInfo(
+        name, base.kernel, scheme.order, base.L_norm, base.L_world, base.energy,
+        base.exact_for, True, base.torque, base.locked_axes,
+        f"{scheme.stages} x ({base.cost})", label, scheme.coefficients,
+    )  # fmt: skip
+
+
+def composable() -> tuple[str, ...]:
+    """Names of the registry methods that compose (time-symmetric, compiled, not exact)."""
+    return tuple(
+        m.name for m in REGISTRY if m.symmetric and m.kernel is not None and not math.isinf(m.order)
+    )
 
 
 _TABLE = (

@@ -24,7 +24,10 @@ Methods
 -------
 The integrators are the records of the registry :mod:`tumble.methods`:
 :data:`METHODS` lists their names and :func:`method_info` returns one record (order, what
-it conserves, time symmetry, what it is exact for, how it takes torque, cost). Each
+it conserves, time symmetry, what it is exact for, how it takes torque, cost). A
+time-symmetric method also composes into fourth- and sixth-order methods named
+``"<base>:<scheme>"`` with a scheme of :data:`COMPOSITIONS` (:mod:`tumble.compositions`);
+:func:`check_method` validates any name. Each
 method's equations are in its kernel's docstring in :mod:`tumble._kernels.rigid` and in
 ``docs/integrators.md``, with measured costs; every method takes the torque as constant
 over the step, applied where its record's ``torque`` field says.
@@ -40,6 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from tumble import compositions as _compositions
 from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import inertia as _inertia
 from tumble._kernels import rigid as _k
@@ -55,17 +59,20 @@ from tumble._validate import (
     check_memory,
 )
 from tumble.methods import REGISTRY, MethodInfo, method_info
+from tumble.methods import check as check_method
 from tumble.rotation import unit_quat
 from tumble.torques import TorqueModel, as_model
 from tumble.trajectory import Trajectory
 
 __all__ = [
+    "COMPOSITIONS",
     "METHODS",
     "ORDERS",
     "DivergenceWarning",
     "Trajectory",
     "angular_acceleration",
     "angular_momentum",
+    "check_method",
     "energy",
     "method_info",
     "principal_axes",
@@ -77,8 +84,26 @@ __all__ = [
 METHODS: tuple[str, ...] = tuple(info.name for info in REGISTRY)
 """Names of the integrators of :func:`step` and :func:`simulate` (see :func:`method_info`)."""
 
+COMPOSITIONS = _compositions.COMPOSITIONS
+"""The composition schemes by name (:class:`tumble.compositions.Composition`: order, stages,
+coefficients, citation); ``"<base>:<scheme>"`` runs one (:func:`method_info`)."""
+
 ORDERS: dict[str, float] = {info.name: info.order for info in REGISTRY}
 """Global order of the attitude error of each method (``inf``: exact; 0: inconsistent)."""
+
+_NO_SUBSTEPS = np.empty(0)
+_SUBSTEPS: dict[str, np.ndarray] = {}
+
+
+def _substeps(info: MethodInfo) -> np.ndarray:
+    """The composition coefficients of ``info`` as the kernels take them (float64, (s,));
+    empty for a registry method. Cached: there are finitely many valid composed names."""
+    if not info.substeps:
+        return _NO_SUBSTEPS
+    gamma = _SUBSTEPS.get(info.name)
+    if gamma is None:
+        gamma = _SUBSTEPS[info.name] = np.array(info.substeps, dtype=np.float64)
+    return gamma
 
 
 class DivergenceWarning(TumbleWarning):
@@ -298,7 +323,7 @@ def principal_axes(I: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _method(method: Any, inv_inertia: np.ndarray, torque: object) -> MethodInfo:
-    info = method_info(as_choice(method, "method", METHODS))
+    info = check_method(method, "method")
     if not info.locked_axes and np.any(inv_inertia == 0):
         raise InputError(
             f"inv_inertia: method {info.name!r} needs every inverse moment > 0 "
@@ -394,7 +419,9 @@ def step(
     dt : float
         Time step (negative runs backwards).
     method : str
-        One of :data:`METHODS` (see :func:`method_info` and ``docs/integrators.md``).
+        One of :data:`METHODS` (see :func:`method_info` and ``docs/integrators.md``), or a
+        composition ``"<base>:<scheme>"`` of a time-symmetric base with a scheme of
+        :data:`COMPOSITIONS` (``"splitting:suzuki4"``).
     torque : None, TorqueModel, array_like of shape (..., 3), or callable, optional
         A :mod:`tumble.torques` model, evaluated where the method's algorithm needs it (its
         registry record's ``torque`` field); a constant world torque; or a Python callable
@@ -412,7 +439,8 @@ def step(
     Raises
     ------
     InputError
-        Bad input, and also finite input so large that the step overflows float64 (say
+        Bad input (also a composition the base cannot run: ``method`` names why), and also
+        finite input so large that the step overflows float64 (say
         ``omega = [1e200, 1e200, 0]``): the message names ``q, omega, inv_inertia, dt``
         (and ``torque``), never a silent NaN.
 
@@ -452,14 +480,33 @@ def step(
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
     _, loop = _loops(model, qf.shape[0])
-    loop(info.kernel, qf, Lf, Jf, as_model(model).kernel_args(batch), t0, dts, q1, L1)
+    loop(
+        info.kernel, _substeps(info), qf, Lf, Jf, as_model(model).kernel_args(batch), t0, dts,
+        q1, L1,
+    )  # fmt: skip
     w1 = _inertia.world_omega_gu(q1, L1, Jf)
     _check_step(info.name, q1, w1, Lf, batch, torque is not None)
     return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
 
 
-#: Kernel id and locked-axis support of each compiled method, for :func:`_step_one`.
-_ONE_BODY = {m.name: (m.kernel, m.locked_axes) for m in REGISTRY if m.kernel is not None}
+#: Kernel id, composition coefficients and locked-axis support of each compiled method, for
+#: :func:`_step_one`; composed methods join on first use (:func:`_one_body`).
+_ONE_BODY = {
+    m.name: (m.kernel, _NO_SUBSTEPS, m.locked_axes) for m in REGISTRY if m.kernel is not None
+}
+
+
+def _one_body(method: str) -> tuple[int, np.ndarray, bool] | None:
+    """``_ONE_BODY[method]``, adding a valid composed name; None for anything else."""
+    entry = _ONE_BODY.get(method)
+    if entry is None and ":" in method:
+        try:
+            info = check_method(method, "method")
+        except InputError:
+            return None
+        if info.kernel is not None:
+            entry = _ONE_BODY[method] = (info.kernel, _substeps(info), info.locked_axes)
+    return entry
 
 
 def _is_vector(x: Any, n: int) -> bool:
@@ -476,7 +523,7 @@ def _step_one(
     the kernel does not accept as clean goes the long way, which validates and raises.
     The result is bit for bit the batched path's (a test checks it).
     """
-    kernel = _ONE_BODY.get(method) if type(method) is str else None
+    kernel = _one_body(method) if type(method) is str else None
     if (
         kernel is None
         or type(dt) is not float
@@ -492,7 +539,7 @@ def _step_one(
         return None
     q1 = np.empty(4)
     w1 = np.empty(3)
-    if _k.step_one(kernel[0], q, omega, inv_inertia, args, t, dt, kernel[1], q1, w1):
+    if _k.step_one(kernel[0], kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1):
         return None
     return q1, w1
 
@@ -591,7 +638,7 @@ def simulate(
     steps : int
         Number of steps, ``>= 0``.
     method : str
-        One of :data:`METHODS`.
+        One of :data:`METHODS`, or a composition ``"<base>:<scheme>"`` (see :func:`step`).
     torque : None, TorqueModel, array_like of shape (..., 3), or callable, optional
         A :mod:`tumble.torques` model (see :func:`step`), a constant world torque, or a
         Python callable ``torque(t, q, omega)`` held over each step. Not allowed with
@@ -654,7 +701,10 @@ def simulate(
         loop, _ = _loops(model, n)
         args = as_model(model).kernel_args(batch)
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
-        bad = loop(info.kernel, qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out, out_e)
+        bad = loop(
+            info.kernel, _substeps(info), qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out,
+            out_e,
+        )  # fmt: skip
         if bad and n_steps:
             # The first step alone tells an input overflow (an InputError, as in ``step``)
             # from a divergence of the method later on (a DivergenceWarning below).
@@ -708,7 +758,9 @@ def _simulate_callable(
         qv, wv = views if dtype == np.float64 else (v.astype(dtype) for v in views)
         tau = _torque_now(torque, t, qv, wv, batch, dtype)
         record = s % every == 0 or s == steps
-        status = loop(info.kernel, q, L, J, tau, t, dt, r if record else -1, w, *out)
+        status = loop(
+            info.kernel, _substeps(info), q, L, J, tau, t, dt, r if record else -1, w, *out
+        )
         if status:
             if status == 2:
                 raise InputError(

@@ -643,8 +643,9 @@ def run_methods(
     ----------
     case : Case
     methods : sequence of str, optional
-        Names from :data:`tumble.rigid.METHODS` (default: all of them, in that order; for a
-        forced case all but the torque-free ``"exact"``).
+        Names from :data:`tumble.rigid.METHODS` or compositions ``"<base>:<scheme>"``
+        (default: all of :data:`~tumble.rigid.METHODS`, in that order; for a forced case all
+        but the torque-free ``"exact"``).
     every : int, optional
         Record interval in steps (the scores are worst values over the records).
     progress : callable, optional
@@ -668,7 +669,7 @@ def run_methods(
     if not names:
         raise InputError("methods: expected at least one method name, got none")
     for m in names:
-        as_choice(m, "methods", rigid.METHODS)
+        rigid.check_method(m, "methods")
     n_every = as_int(every, "every", minimum=1)
     if progress is not None:
         check_callable(progress, "progress", 3)

@@ -30,6 +30,7 @@ import numpy as np
 from numba import literally, prange
 
 from tumble._kernels import njit, parallel_njit
+from tumble._kernels.exact import free_flow
 from tumble._kernels.kinematics import magnus_omega
 from tumble._kernels.rotation import (
     cayley_rotate,
@@ -59,6 +60,12 @@ MIDPOINT = 10
 RK4 = 11
 NONE = 12
 MOMENTUM_FIRST_SYMMETRIC = 13
+SYMMETRIC_TOP_SPLIT = 14
+EXACT_SPLIT = 15
+
+#: Ids of the time-symmetric methods: torque-free flows that :func:`_strang` wraps in half
+#: kicks, and that compose (:func:`advance` with sub-step coefficients).
+STRANG = (SPLITTING, MIDPOINT, MOMENTUM_FIRST_SYMMETRIC, SYMMETRIC_TOP_SPLIT, EXACT_SPLIT)
 
 #: Relative threshold below which ``k = omega × L`` counts as zero: ``|k|² <= eps² |w|²
 #: |L|²``. ``J_k`` is a Rayleigh quotient, bounded as ``k -> 0``, and noise in it only moves
@@ -398,10 +405,10 @@ def step_magnus(q, L, J, I, tau, h):
 
 
 @njit
-def _axis_flow(q, L, J, axis, t):
-    """Exact flow of ``T_i = ½ J_i L_i²`` for time ``t``: ``L <- Q(-J_i L_i t e_i) L``,
-    ``R <- R Q(J_i L_i t e_i)``."""
-    a = J[axis] * L[axis] * t
+def _axis_flow(q, L, j, axis, t):
+    """Exact flow of ``½ j L_i²`` (``i = axis``) for time ``t``: ``L <- Q(-j L_i t e_i) L``,
+    ``R <- R Q(j L_i t e_i)``."""
+    a = j * L[axis] * t
     c = math.cos(a)
     s = math.sin(a)
     ch = math.cos(0.5 * a)
@@ -420,14 +427,70 @@ def _axis_flow(q, L, J, axis, t):
 
 @njit
 def free_splitting(q, L, J, I, h):
-    """Symmetric kinetic-energy splitting ``Φ1(h/2) Φ2(h/2) Φ3(h) Φ2(h/2) Φ1(h/2)``."""
+    """Symmetric kinetic-energy splitting ``Φ1(h/2) Φ2(h/2) Φ3(h) Φ2(h/2) Φ1(h/2)``, ``Φi``
+    the exact flow of ``½ J_i L_i²``."""
     hh = 0.5 * h
-    q, L = _axis_flow(q, L, J, 0, hh)
-    q, L = _axis_flow(q, L, J, 1, hh)
-    q, L = _axis_flow(q, L, J, 2, h)
-    q, L = _axis_flow(q, L, J, 1, hh)
-    q, L = _axis_flow(q, L, J, 0, hh)
+    q, L = _axis_flow(q, L, J[0], 0, hh)
+    q, L = _axis_flow(q, L, J[1], 1, hh)
+    q, L = _axis_flow(q, L, J[2], 2, h)
+    q, L = _axis_flow(q, L, J[1], 1, hh)
+    q, L = _axis_flow(q, L, J[0], 0, hh)
     return qnormalize(q), L
+
+
+@njit
+def symmetric_top_pairing(J):
+    """The axes ``(a, b, c)`` of :func:`free_symmetric_top_split`: ``a`` the median inverse
+    moment, ``b`` (the remainder) the one of the smallest and largest farther from it, ``c``
+    the closer one (``b`` the largest on a tie).
+
+    The leading error of ``R(h/2) S(h) R(h/2)`` is a sum of double brackets of ``S`` and
+    ``R``, each carrying ``(J_b - J_a)(J_c - J_a)``: smallest in size with ``J_a`` the median
+    (the two gaps then have opposite signs), and zero for a symmetric top. Of the remaining
+    two terms, the one of the inner flow ``S`` weighs twice that of the outer ``R`` (1/12
+    against 1/24), so the larger gap goes outside, on ``b``. A measurement over all six
+    pairings on six bodies and three momenta agrees (``benchmarks/bench_rigid.py
+    --pairing-study``, ``docs/integrators.md``).
+    """
+    lo = 0
+    hi = 0
+    for i in range(1, 3):
+        if J[i] < J[lo]:
+            lo = i
+        if J[i] >= J[hi]:
+            hi = i
+    # lo is the first smallest, hi the last largest: distinct even when all are equal.
+    mid = 3 - lo - hi
+    if J[hi] - J[mid] >= J[mid] - J[lo]:
+        return mid, hi, lo
+    return mid, lo, hi
+
+
+@njit
+def symmetric_top_split(q, L, J, a, b, c, h):
+    """``R(h/2) ∘ S(h) ∘ R(h/2)`` with the pairing ``(a, b, c)`` (Fassò 2003).
+
+    ``T = S + R`` with the symmetric top ``S = ½ J_a (L_a² + L_b²) + ½ J_c L_c² = ½ J_a |L|²
+    + ½ (J_c - J_a) L_c²`` and the remainder ``R = ½ (J_b - J_a) L_b²``. The flow of ``R``
+    and of ``½ (J_c - J_a) L_c²`` turn about a body axis (:func:`_axis_flow`); that of ``½
+    J_a |L|²`` keeps ``L_b`` and turns the attitude about ``L``: ``R <- R Q(J_a L_b t)``.
+    The two parts of ``S`` Poisson-commute (``|L|²`` is a Casimir), so ``S``'s flow is their
+    product in either order: the exact motion of that symmetric top.
+    """
+    hh = 0.5 * h
+    q, L = _axis_flow(q, L, J[b] - J[a], b, hh)
+    q, L = _axis_flow(q, L, J[c] - J[a], c, h)
+    q = qmul(q, rotvec_to_q(_scale(L, J[a] * h)))
+    q, L = _axis_flow(q, L, J[b] - J[a], b, hh)
+    return qnormalize(q), L
+
+
+@njit
+def free_symmetric_top_split(q, L, J, I, h):
+    """Symmetric top plus remainder (:func:`symmetric_top_split`) with the measured pairing
+    :func:`symmetric_top_pairing`."""
+    a, b, c = symmetric_top_pairing(J)
+    return symmetric_top_split(q, L, J, a, b, c, h)
 
 
 @njit
@@ -523,23 +586,46 @@ def _strang(method, q, L, J, I, model, b, t, h):
         q, L = free_splitting(q, L, J, I, h)
     elif method == MIDPOINT:
         q, L = free_midpoint(q, L, J, I, h)
+    elif method == SYMMETRIC_TOP_SPLIT:
+        q, L = free_symmetric_top_split(q, L, J, I, h)
+    elif method == EXACT_SPLIT:
+        # The exact torque-free flow (tumble._kernels.exact): exact_split is exact
+        # without torque and second order with it.
+        q, L = free_flow(q, L, J, h)
     else:
         q, L = free_momentum_first_symmetric(q, L, J, I, h)
     return q, kick(kinds, P, fn, b, t + h, q, L, J, I, hh)
 
 
+@njit
+def _composed(method, gamma, q, L, J, I, model, b, t, h):
+    """The composition ``Φ(γ_s h) ∘ ... ∘ Φ(γ_1 h)`` of the symmetric method ``method``
+    (:mod:`tumble.compositions`): stage ``i`` starts at ``t + (γ_1 + ... + γ_{i-1}) h``, so
+    time-dependent torques see each sub-step's own time; each stage clears locked momentum
+    as a step of the base does."""
+    c = 0.0
+    for g in gamma:
+        q, L = _strang(method, q, constrain(L, J), J, I, model, b, t + c * h, g * h)
+        c += g
+    return q, L
+
+
 @njit(inline="always")
-def advance(method, q, L, J, I, model, b, t, h):
+def advance(method, gamma, q, L, J, I, model, b, t, h):
     """One step of method ``method`` (an id above) of body ``b`` from ``(q, L_b)`` at time
     ``t``, under the torque ``model = (kinds, P, fn)`` (:mod:`tumble._kernels.torques`).
 
     First-order methods take the world torque at the start of the step, held over it;
-    the symmetric ones run between two exact half kicks (:func:`_strang`); ``rk4`` takes it
-    at its stages.
+    the symmetric ones run between two exact half kicks (:func:`_strang`), composed with the
+    sub-step coefficients ``gamma`` (float64 array) unless it is empty (:func:`_composed`;
+    callers pass ``gamma`` only with a method of :data:`STRANG`); ``rk4`` takes it at its
+    stages.
     """
     L = constrain(L, J)
-    if method in (SPLITTING, MIDPOINT, MOMENTUM_FIRST_SYMMETRIC):
-        return _strang(method, q, L, J, I, model, b, t, h)
+    if method in STRANG:
+        if gamma.shape[0] == 0:
+            return _strang(method, q, L, J, I, model, b, t, h)
+        return _composed(method, gamma, q, L, J, I, model, b, t, h)
     if method == RK4:
         return step_rk4(q, L, J, I, model, b, t, h)
     kinds, P, fn = model
@@ -615,7 +701,7 @@ BLOCK = 64
 
 
 @njit
-def _simulate_body(method, b0, q0, L0, J, model, h, steps, every, out):
+def _simulate_body(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
     """Run and record bodies ``b0 .. b0 + BLOCK - 1`` (fewer at the end) with ``method``.
 
     ``literally`` makes numba compile this loop once per method id with :func:`advance`
@@ -648,6 +734,7 @@ def _simulate_body(method, b0, q0, L0, J, model, h, steps, every, out):
         for i in range(m):
             q, L = advance(
                 method,
+                gamma,
                 (S[0, i], S[1, i], S[2, i], S[3, i]),
                 (S[4, i], S[5, i], S[6, i]),
                 (S[7, i], S[8, i], S[9, i]),
@@ -677,7 +764,7 @@ def _simulate_body(method, b0, q0, L0, J, model, h, steps, every, out):
 
 
 @njit
-def _run_block(method, b, q0, L0, J, model, h, steps, every, out):
+def _run_block(method, gamma, b, q0, L0, J, model, h, steps, every, out):
     """:func:`_simulate_body` for the method with id ``method``, passed as a constant.
 
     Each call below compiles a block loop specialised to one method, so the method is
@@ -686,38 +773,48 @@ def _run_block(method, b, q0, L0, J, model, h, steps, every, out):
     ``modified_jolt``.) Same ids and order as :func:`advance`; an unknown id raises.
     """
     if method == MOMENTUM_FIRST:
-        return _simulate_body(MOMENTUM_FIRST, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(MOMENTUM_FIRST, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == MODIFIED_JOLT:
-        return _simulate_body(MODIFIED_JOLT, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(MODIFIED_JOLT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == MODIFIED_JOLT_CAYLEY:
-        return _simulate_body(MODIFIED_JOLT_CAYLEY, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(
+            MODIFIED_JOLT_CAYLEY, gamma, b, q0, L0, J, model, h, steps, every, out
+        )
     elif method == SPLITTING:
-        return _simulate_body(SPLITTING, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(SPLITTING, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == MIDPOINT:
-        return _simulate_body(MIDPOINT, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(MIDPOINT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == RK4:
-        return _simulate_body(RK4, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(RK4, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == EXPLICIT:
-        return _simulate_body(EXPLICIT, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(EXPLICIT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == JOLT:
-        return _simulate_body(JOLT, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(JOLT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == NAIVE_ROTATION:
-        return _simulate_body(NAIVE_ROTATION, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(NAIVE_ROTATION, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == JOLT_ROTATION:
-        return _simulate_body(JOLT_ROTATION, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(JOLT_ROTATION, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == IMPLICIT:
-        return _simulate_body(IMPLICIT, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(IMPLICIT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == MAGNUS:
-        return _simulate_body(MAGNUS, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(MAGNUS, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == MOMENTUM_FIRST_SYMMETRIC:
-        return _simulate_body(MOMENTUM_FIRST_SYMMETRIC, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(
+            MOMENTUM_FIRST_SYMMETRIC, gamma, b, q0, L0, J, model, h, steps, every, out
+        )
+    elif method == EXACT_SPLIT:
+        return _simulate_body(EXACT_SPLIT, gamma, b, q0, L0, J, model, h, steps, every, out)
+    elif method == SYMMETRIC_TOP_SPLIT:
+        return _simulate_body(SYMMETRIC_TOP_SPLIT, gamma, b, q0, L0, J, model, h, steps, every, out)
     elif method == NONE:
-        return _simulate_body(NONE, b, q0, L0, J, model, h, steps, every, out)
+        return _simulate_body(NONE, gamma, b, q0, L0, J, model, h, steps, every, out)
     raise ValueError("tumble._kernels.rigid._run_block: unknown method kernel id")
 
 
 @njit
-def simulate_serial(method, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out):
+def simulate_serial(
+    method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+):
     """Run ``steps`` steps per body, recording every ``every``-th state, the initial state
     first and the final state last.
 
@@ -730,25 +827,25 @@ def simulate_serial(method, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
     for g in range((q0.shape[0] + BLOCK - 1) // BLOCK):
-        bad += _run_block(method, BLOCK * g, q0, L0, J, model, h, steps, every, out)
+        bad += _run_block(method, gamma, BLOCK * g, q0, L0, J, model, h, steps, every, out)
     return bad
 
 
 @parallel_njit
 def simulate_parallel(
-    method, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+    method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
 ):
     """:func:`simulate_serial` with the blocks of bodies spread over numba's threads."""
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
     for g in prange((q0.shape[0] + BLOCK - 1) // BLOCK):
-        bad += _run_block(method, BLOCK * g, q0, L0, J, model, h, steps, every, out)
+        bad += _run_block(method, gamma, BLOCK * g, q0, L0, J, model, h, steps, every, out)
     return bad
 
 
 @njit
 def simulate_custom_serial(
-    method, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+    method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
 ):
     """:func:`simulate_serial` for a model with a ``custom`` function: compiled for this
     method alone (``literally``), since each user function compiles its own loop."""
@@ -756,27 +853,29 @@ def simulate_custom_serial(
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
     for g in range((q0.shape[0] + BLOCK - 1) // BLOCK):
-        bad += _simulate_body(method, BLOCK * g, q0, L0, J, model, h, steps, every, out)
+        bad += _simulate_body(method, gamma, BLOCK * g, q0, L0, J, model, h, steps, every, out)
     return bad
 
 
 @parallel_njit
 def simulate_custom_parallel(
-    method, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+    method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
 ):
     """:func:`simulate_custom_serial` with the blocks of bodies spread over numba's threads."""
     literally(method)
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
     for g in prange((q0.shape[0] + BLOCK - 1) // BLOCK):
-        bad += _simulate_body(method, BLOCK * g, q0, L0, J, model, h, steps, every, out)
+        bad += _simulate_body(method, gamma, BLOCK * g, q0, L0, J, model, h, steps, every, out)
     return bad
 
 
 @njit
-def _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out):
+def _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out):
     Jb = _load3(J, b)
-    q, L = advance(method, _load4(q0, b), _load3(L0, b), Jb, pseudo_inverse(Jb), model, b, t, h)
+    q, L = advance(
+        method, gamma, _load4(q0, b), _load3(L0, b), Jb, pseudo_inverse(Jb), model, b, t, h
+    )
     L = constrain(L, Jb)
     for i in range(4):
         q_out[b, i] = q[i]
@@ -785,33 +884,33 @@ def _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out):
 
 
 @njit
-def step_serial(method, q0, L0, J, model, t, h, q_out, L_out):
+def step_serial(method, gamma, q0, L0, J, model, t, h, q_out, L_out):
     """One step of every body from time ``t``: ``(q0, L0)`` (N, ...) to ``(q_out, L_out)``."""
     for b in range(q0.shape[0]):
-        _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out)
+        _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out)
 
 
 @parallel_njit
-def step_parallel(method, q0, L0, J, model, t, h, q_out, L_out):
+def step_parallel(method, gamma, q0, L0, J, model, t, h, q_out, L_out):
     """:func:`step_serial` with the bodies spread over numba's threads."""
     for b in prange(q0.shape[0]):
-        _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out)
+        _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out)
 
 
 @njit
-def step_custom_serial(method, q0, L0, J, model, t, h, q_out, L_out):
+def step_custom_serial(method, gamma, q0, L0, J, model, t, h, q_out, L_out):
     """:func:`step_serial` for a model with a ``custom`` function (one method compiled)."""
     literally(method)
     for b in range(q0.shape[0]):
-        _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out)
+        _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out)
 
 
 @parallel_njit
-def step_custom_parallel(method, q0, L0, J, model, t, h, q_out, L_out):
+def step_custom_parallel(method, gamma, q0, L0, J, model, t, h, q_out, L_out):
     """:func:`step_custom_serial` with the bodies spread over numba's threads."""
     literally(method)
     for b in prange(q0.shape[0]):
-        _step_body(method, b, q0, L0, J, model, t, h, q_out, L_out)
+        _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out)
 
 
 @njit
@@ -839,14 +938,16 @@ HELD_TORQUE = np.array([CONSTANT_WORLD], dtype=np.int64)
 
 
 @njit
-def _step_record_body(method, b, q, L, J, tau, t, h, r, w, out):
+def _step_record_body(method, gamma, b, q, L, J, tau, t, h, r, w, out):
     """Step body ``b`` in place under the held world torque ``tau[b]``, keep its world
     ``omega`` in ``w`` and write record ``r`` (if ``r >= 0``). Returns ``(tau_bad, bad)``."""
     if not (abs(tau[b, 0]) + abs(tau[b, 1]) + abs(tau[b, 2]) < math.inf):
         return 1, 0
     Jb = _load3(J, b)
     model = (HELD_TORQUE, tau, None)
-    q1, L1 = advance(method, _load4(q, b), _load3(L, b), Jb, pseudo_inverse(Jb), model, b, t, h)
+    q1, L1 = advance(
+        method, gamma, _load4(q, b), _load3(L, b), Jb, pseudo_inverse(Jb), model, b, t, h
+    )
     L1 = constrain(L1, Jb)
     wb = qrotate(q1, mul(Jb, L1))
     for i in range(4):
@@ -863,7 +964,9 @@ def _step_record_body(method, b, q, L, J, tau, t, h, r, w, out):
 
 
 @njit
-def step_record_serial(method, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out):
+def step_record_serial(
+    method, gamma, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
+):
     """One step of every body in place under held world torques ``tau`` (N, 3), updating the
     world ``omega`` ``w`` and writing record ``r`` when ``r >= 0``: the loop body of a run
     with a Python torque callable. Returns 2 if ``tau`` is not finite, 1 if a new state is
@@ -872,27 +975,29 @@ def step_record_serial(method, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, L
     n_tau = 0
     n_bad = 0
     for b in range(q.shape[0]):
-        a, c = _step_record_body(method, b, q, L, J, tau, t, h, r, w, out)
+        a, c = _step_record_body(method, gamma, b, q, L, J, tau, t, h, r, w, out)
         n_tau += a
         n_bad += c
     return 2 if n_tau else (1 if n_bad else 0)
 
 
 @parallel_njit
-def step_record_parallel(method, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out):
+def step_record_parallel(
+    method, gamma, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
+):
     """:func:`step_record_serial` with the bodies spread over numba's threads."""
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     n_tau = 0
     n_bad = 0
     for b in prange(q.shape[0]):
-        a, c = _step_record_body(method, b, q, L, J, tau, t, h, r, w, out)
+        a, c = _step_record_body(method, gamma, b, q, L, J, tau, t, h, r, w, out)
         n_tau += a
         n_bad += c
     return 2 if n_tau else (1 if n_bad else 0)
 
 
 @njit
-def step_one(method, q, w, J, model, t, h, locked_ok, q_out, w_out):
+def step_one(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
     """One step of one body given as ``q`` (4,), world ``w`` (3,), ``J`` (3,) float64 arrays.
 
     The single-body fast path of :func:`tumble.rigid.step`: the same arithmetic as the
@@ -915,7 +1020,7 @@ def step_one(method, q, w, J, model, t, h, locked_ok, q_out, w_out):
     Jt = (J[0], J[1], J[2])
     I = pseudo_inverse(Jt)
     L = mul(I, to_body(qn, (w[0], w[1], w[2])))
-    q1, L1 = advance(method, qn, L, Jt, I, model, 0, t, h)
+    q1, L1 = advance(method, gamma, qn, L, Jt, I, model, 0, t, h)
     w1 = qrotate(q1, mul(Jt, constrain(L1, Jt)))
     if not (
         abs(q1[0]) + abs(q1[1]) + abs(q1[2]) + abs(q1[3]) + abs(w1[0]) + abs(w1[1]) + abs(w1[2])

@@ -29,7 +29,7 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tumble import exact, figures, rigid, scenarios
+from tumble import InputError, exact, figures, rigid, scenarios
 from tumble._kernels.dispatch import single_thread
 
 __all__ = [
@@ -133,10 +133,10 @@ class SimulateRequest(BaseModel):
         if v is None:
             return v
         for name in v:
-            if name not in rigid.METHODS:
-                raise ValueError(
-                    f"methods: unknown method {name!r}; choose from {', '.join(rigid.METHODS)}"
-                )
+            try:
+                rigid.check_method(name, "methods")
+            except InputError as exc:
+                raise ValueError(str(exc)) from None
         if len(set(v)) != len(v):
             raise ValueError("methods: each method may appear once")
         return v

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 
 from tumble import rigid, scenarios
 from tumble._errors import InputError
-from tumble._validate import as_choice, as_float_array, as_int, as_scalar
+from tumble._validate import as_float_array, as_int, as_scalar
 
 __all__ = ["GRID_COLUMNS", "SCHEMA_VERSION", "SweepCase", "build_grid", "split_tasks"]
 
@@ -49,7 +49,7 @@ class SweepCase:
     Attributes
     ----------
     method : str
-        A name from :data:`tumble.rigid.METHODS`.
+        A name from :data:`tumble.rigid.METHODS` or a composition ``"<base>:<scheme>"``.
     min_j, median_j : float
         The article's body (:func:`tumble.scenarios.article_case`); ``nan`` for an
         explicit body.
@@ -100,7 +100,7 @@ class SweepCase:
         InputError
             A field outside the ranges :func:`build_grid` accepts, naming the field.
         """
-        as_choice(self.method, "method", rigid.METHODS)
+        rigid.check_method(self.method, "method")
         if self.inv_inertia is None:
             return scenarios.article_case(
                 self.min_j, self.median_j, self.energy, self.steps_per_rotation, self.rotations
@@ -197,7 +197,7 @@ def build_grid(
         ) from None
     if not names:
         raise InputError("methods: expected at least one method name, got none")
-    names = list(dict.fromkeys(as_choice(m, "methods", rigid.METHODS) for m in names))
+    names = list(dict.fromkeys(rigid.check_method(m, "methods").name for m in names))
     explicit: list[tuple[float, float, float]] = []
     if inv_inertia is not None:
         J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)

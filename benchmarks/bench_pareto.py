@@ -1,0 +1,308 @@
+"""Benchmark: attitude error at the final time against CPU time per body (error versus cost).
+
+For each problem, every contender runs over a range of ``dt`` (or of tolerances), and each
+run gives one point: the attitude error (rad) of the final orientation against the
+problem's reference, and the CPU time that run took per body. Problems:
+
+- ``peer``: the torque-free body ``I = (1, 2, 3)``, ``L_b(0) = (1, 0.4, 0.2)``, ``t = 100``;
+- ``article``: the article's default body (``tumble.scenarios.article_case()``), ``t = 100``;
+- ``heavy-top`` and ``gravity-gradient``: ``tumble.scenarios.torque_case``, ``t = 100``
+  (the heavy top turns about 190 times);
+- ``long``: the peer body over ``t = 10^4``.
+
+References: the closed-form free motion (``tumble.exact.torque_free``) torque-free, the
+tight DOP853 solve ``tumble.torques.reference`` with torque. Contenders, measured in the
+same run: tumble's geometric methods of second, fourth and sixth order and ``rk4``
+(``rigid.simulate`` on a block of ``BODIES`` identical bodies, one thread, best process CPU
+time of ``REPEAT`` runs, divided by ``BODIES``); SciPy's DOP853 (``solve_ivp``, the
+world-frame equations in NumPy, one body) at several tolerances; MuJoCo's RK4 (one free
+body, torque-free problems only, ``mujoco.rollout`` in C) if ``mujoco`` is installed.
+
+Writes ``docs/figures/pareto-<problem>.png`` (log-log) and the ``pareto-<problem>`` sections
+of ``BENCHMARKS.md`` (each curve's points, and the derived numbers: the CPU time each curve
+needs for a target error, interpolated log-log between its points).
+
+Usage: ``tumble bench pareto [--problems a,b] [--quick] [--no-write]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from _common import ROOT, markdown_table, threads, write_section
+from tumble import exact, rigid, rotation, scenarios, torques
+
+FIGURES = ROOT / "docs" / "figures"
+BODIES = 16
+REPEAT = 3
+#: Runs of more steps than this are timed once on one body (their own length amortises the
+#: call, and the machine is shared).
+LONG_STEPS = 50_000
+TARGET = 1e-6
+
+SECOND = ("splitting", "symmetric_top_split", "momentum_first_symmetric", "midpoint")
+FOURTH = (
+    "splitting:suzuki4",
+    "symmetric_top_split:suzuki4",
+    "symmetric_top_split:mclachlan4",
+    "momentum_first_symmetric:suzuki4",
+    "splitting:yoshida4",
+)
+SIXTH = ("splitting:kahanli6", "symmetric_top_split:kahanli6", "splitting:yoshida6")
+#: Steps per turn of the initial spin for each order: from coarse to fine, halving.
+STEPS_PER_TURN = {2: (32, 64, 128, 256, 512), 4: (8, 16, 32, 64, 128), 6: (4, 8, 16, 32, 64)}
+#: rk4 goes finer, so that it reaches the target error on the long and forced problems.
+RK4_STEPS_PER_TURN = (8, 16, 32, 64, 128, 256, 512)
+DOP853_RTOL = (1e-5, 1e-7, 1e-9, 1e-11)
+MUJOCO_STEPS_PER_TURN = (16, 32, 64, 128, 256)
+
+
+class Problem:
+    """An initial-value problem: body, torque model, final time, reference attitude, and the
+    time ``turn`` that ``dt`` is a fraction of (one turn at the initial rate, or the case's
+    own period: the orbit of the gravity-gradient satellite), times ``fine`` for a problem
+    whose errors need finer steps than the others."""
+
+    def __init__(self, q0, omega0, J, model, t_end, turn=None, fine=1.0):
+        self.q0 = np.asarray(q0, dtype=float)
+        self.omega0 = np.asarray(omega0, dtype=float)
+        self.J = np.asarray(J, dtype=float)
+        self.model = model
+        self.t_end = float(t_end)
+        turn = 2 * math.pi / float(np.linalg.norm(self.omega0)) if turn is None else turn
+        self.turn = turn / fine
+        if model is None:
+            self.q_ref = exact.torque_free(self.q0, self.omega0, self.J, [self.t_end])[0][0]
+        else:
+            self.q_ref = torques.reference(self.q0, self.omega0, self.J, model, [self.t_end])[0][0]
+
+
+def problems() -> dict[str, Callable[[], Problem]]:
+    J_peer = 1.0 / np.array([1.0, 2.0, 3.0])
+    w_peer = J_peer * np.array([1.0, 0.4, 0.2])
+    q_id = np.array([1.0, 0.0, 0.0, 0.0])
+
+    def article() -> Problem:
+        c = scenarios.article_case()
+        return Problem(c.q0, c.omega0, c.inv_inertia, None, 100.0)
+
+    def forced(name: str, fine: float) -> Callable[[], Problem]:
+        def make() -> Problem:
+            c = scenarios.torque_case(name)
+            return Problem(c.q0, c.omega0, c.inv_inertia, c.torque, 100.0, c.period, fine)
+
+        return make
+
+    return {
+        "peer": lambda: Problem(q_id, w_peer, J_peer, None, 100.0),
+        "heavy-top": forced("heavy-top", 1.0),
+        "article": article,
+        # The satellite librates slowly but the torque varies with the orbit: 8x finer.
+        "gravity-gradient": forced("gravity-gradient", 8.0),
+        "long": lambda: Problem(q_id, w_peer, J_peer, None, 1e4),
+    }
+
+
+def _cpu(fn: Callable[[], object], repeat: int = REPEAT) -> tuple[float, object]:
+    """Best process CPU time of ``repeat`` calls of ``fn`` (after one warm-up if ``repeat >
+    1``), and a result."""
+    out = fn() if repeat > 1 else None
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.process_time()
+        out = fn()
+        best = min(best, time.process_time() - t0)
+    return best, out
+
+
+def tumble_point(p: Problem, method: str, steps_per_turn: int) -> tuple[float, float]:
+    steps = max(1, round(p.t_end / p.turn * steps_per_turn))
+    dt = p.t_end / steps
+    n, repeat = (BODIES, REPEAT) if steps <= LONG_STEPS else (1, 1)
+    q = np.broadcast_to(p.q0, (n, 4))
+    w = np.broadcast_to(p.omega0, (n, 3))
+    with threads(1):
+        cpu, tr = _cpu(
+            lambda: rigid.simulate(
+                q, w, p.J, dt, steps, method, p.model, steps, on_divergence="ignore"
+            ),
+            repeat,
+        )
+    qf = tr.q[-1, 0]
+    # A method that diverged at this dt gives no point (nan).
+    err = float(rotation.rotation_angle(qf, p.q_ref)) if np.all(np.isfinite(qf)) else math.nan
+    return cpu / n, err
+
+
+def dop853_point(p: Problem, rtol: float) -> tuple[float, float]:
+    """SciPy's DOP853 on ``y = (q, L_w)``: ``dq/dt = ½ (0, omega) ⊗ q``, ``dL_w/dt = tau``."""
+    J = p.J
+    R0 = rotation.quat_to_matrix(p.q0)
+    L0 = R0 @ ((R0.T @ p.omega0) / J)
+
+    def rhs(t: float, y: np.ndarray) -> np.ndarray:
+        q = y[:4] / np.linalg.norm(y[:4])
+        R = rotation.quat_to_matrix(q)
+        w = R @ (J * (R.T @ y[4:]))
+        dq = 0.5 * np.concatenate([[-w @ y[1:4]], y[0] * w + np.cross(w, y[1:4])])
+        tau = np.zeros(3) if p.model is None else torques.evaluate(p.model, t, q, w, J)
+        return np.concatenate([dq, tau])
+
+    def solve():
+        return solve_ivp(
+            rhs, (0.0, p.t_end), np.concatenate([p.q0, L0]), method="DOP853", rtol=rtol,
+            atol=rtol * 1e-2, t_eval=[p.t_end],
+        )  # fmt: skip
+
+    t0 = time.process_time()
+    sol = solve()
+    cpu = time.process_time() - t0
+    q = sol.y[:4, -1] / np.linalg.norm(sol.y[:4, -1])
+    return cpu, float(rotation.rotation_angle(q, p.q_ref))
+
+
+def mujoco_point(p: Problem, steps_per_turn: int) -> tuple[float, float]:
+    """MuJoCo's RK4 on one free body (no gravity, no contacts), ``mujoco.rollout``."""
+    import mujoco
+    from mujoco import rollout
+
+    steps = max(1, round(p.t_end / p.turn * steps_per_turn))
+    dt = p.t_end / steps
+    inertia = " ".join(repr(float(1.0 / j)) for j in p.J)
+    xml = (
+        f'<mujoco><option timestep="{dt!r}" integrator="RK4" gravity="0 0 0">'
+        '<flag contact="disable"/></option><worldbody><body name="b"><freejoint/>'
+        f'<inertial pos="0 0 0" mass="1" diaginertia="{inertia}"/></body></worldbody></mujoco>'
+    )
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    data.qpos[3:7] = p.q0
+    # A free joint's angular velocity is in body coordinates.
+    data.qvel[3:6] = rotation.quat_rotate(rotation.quat_conjugate(p.q0), p.omega0)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state = np.empty(mujoco.mj_stateSize(model, spec))
+    mujoco.mj_getState(model, data, state, spec)
+    out = np.empty((1, steps, state.size))
+    cpu, _ = _cpu(lambda: rollout.rollout(model, data, state[None], nstep=steps, state=out))
+    qpos = out[0, -1, 1 : 1 + model.nq]
+    q = qpos[3:7] / np.linalg.norm(qpos[3:7])
+    return cpu, float(rotation.rotation_angle(q, p.q_ref))
+
+
+def cost_at(points: list[tuple[float, float]], target: float) -> float:
+    """CPU time at which a curve first reaches ``target`` error: log-log interpolation
+    between the two runs that bracket it (points ordered coarse to fine); nan if none."""
+    points = [(c, e) for c, e in points if math.isfinite(e)]
+    for (c0, e0), (c1, e1) in itertools.pairwise(points):
+        if e0 >= target >= e1 and e0 > e1 > 0:
+            s = math.log(target / e0) / math.log(e1 / e0)
+            return math.exp(math.log(c0) + s * math.log(c1 / c0))
+    if points and points[0][1] <= target:
+        return points[0][0]
+    return math.nan
+
+
+def run_problem(name: str, p: Problem, has_mujoco: bool, quick: bool) -> dict[str, list]:
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for methods, order in ((SECOND, 2), (("rk4",), 4), (FOURTH, 4), (SIXTH, 6)):
+        for m in methods:
+            spt = (RK4_STEPS_PER_TURN if m == "rk4" else STEPS_PER_TURN[order])[
+                : 3 if quick else None
+            ]
+            curves[m] = [tumble_point(p, m, s) for s in spt]
+            print(name, m, " ".join(f"{c:.2e}s:{e:.1e}" for c, e in curves[m]), flush=True)
+    rtols = DOP853_RTOL[: 2 if quick else None]
+    curves["SciPy DOP853"] = [dop853_point(p, r) for r in rtols]
+    print(name, "DOP853", curves["SciPy DOP853"], flush=True)
+    inertia = np.sort(1.0 / p.J)
+    # MuJoCo refuses moments that break the triangle inequality (the article's body does:
+    # I = (2, 1, 0.67) is no rigid body, a valid integration test all the same).
+    if has_mujoco and p.model is None and inertia[0] + inertia[1] >= inertia[2]:
+        spt = MUJOCO_STEPS_PER_TURN[: 3 if quick else None]
+        curves["MuJoCo RK4"] = [mujoco_point(p, s) for s in spt]
+        print(name, "MuJoCo", curves["MuJoCo RK4"], flush=True)
+    return curves
+
+
+def plot(name: str, curves: dict[str, list], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=90, layout="constrained")
+    for label, pts in curves.items():
+        c, e = zip(*[(c, e) for c, e in pts if math.isfinite(e)], strict=True)
+        info = None if " " in label else rigid.method_info(label)
+        style = "-" if info is None or info.order == 2 else ("--" if info.order == 4 else ":")
+        if label == "rk4" or info is None:
+            style = "-"
+        ax.loglog(c, np.maximum(e, 1e-16), style, marker="o", ms=3, label=label,
+                  lw=2.2 if info is None or label == "rk4" else 1.2)  # fmt: skip
+    ax.axhline(TARGET, color="grey", lw=0.6)
+    ax.set_xlabel("CPU time per body (s)")
+    ax.set_ylabel("attitude error at the final time (rad)")
+    ax.set_title(f"error versus cost: {name}")
+    ax.legend(fontsize=7, ncol=2)
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tumble bench pareto", description=__doc__.split("\n")[0])
+    parser.add_argument("--problems", default=",".join(problems()))
+    parser.add_argument("--quick", action="store_true", help="three points per curve")
+    parser.add_argument("--no-write", action="store_true", help="do not write files")
+    args = parser.parse_args(argv)
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        has_mujoco = False
+        print("MuJoCo is not installed (the bench extra): no MuJoCo curve")
+    else:
+        has_mujoco = True
+    makers = problems()
+    intro = (
+        "Attitude error (rad) at the final time against CPU time per body (s). tumble: "
+        f"`rigid.simulate` on {BODIES} identical bodies, one thread, best of {REPEAT} (runs "
+        f"over {LONG_STEPS} steps: one body, once); SciPy DOP853 and MuJoCo RK4: one body. "
+        "Each entry is error@CPU seconds; the last columns are the CPU time at which the "
+        f"curve reaches {TARGET:g} rad (log-log interpolation) and its ratio to rk4's. The "
+        "machine is shared: CPU times move by ±30 %."
+    )
+    for name in args.problems.split(","):
+        p = makers[name]()
+        curves = run_problem(name, p, has_mujoco, args.quick)
+        rk4 = cost_at(curves["rk4"], TARGET)
+        rows = []
+        for label, pts in curves.items():
+            c = cost_at(pts, TARGET)
+            rows.append(
+                [f"`{label}`", " ".join(f"{e:.1e}@{x:.2e}" for x, e in pts),
+                 "-" if math.isnan(c) else f"{c:.2e}",
+                 "-" if math.isnan(c) or math.isnan(rk4) else f"{c / rk4:.2f}"]
+            )  # fmt: skip
+        header = ["curve", "error@CPU s, coarse to fine", f"CPU s for {TARGET:g}", "/ rk4"]
+        text = (
+            f"### Error versus cost: {name} (t = {p.t_end:g}, `tumble bench pareto`)\n\n"
+            f"{intro}\n\n{markdown_table(header, rows)}\n\n"
+            f"![{name}](docs/figures/pareto-{name}.png)"
+        )
+        print(text, flush=True)
+        if not args.no_write:
+            FIGURES.mkdir(parents=True, exist_ok=True)
+            plot(name, curves, FIGURES / f"pareto-{name}.png")
+            write_section(f"pareto-{name}", text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""Composition schemes: higher-order methods built from a time-symmetric second-order step.
+
+A composition of a symmetric (self-adjoint) step ``Φ_h`` of order 2 with coefficients
+``γ_1 .. γ_s`` is
+
+    Ψ_h = Φ_{γ_s h} ∘ ... ∘ Φ_{γ_2 h} ∘ Φ_{γ_1 h}.
+
+With a palindromic ``γ`` (``γ_i = γ_{s+1-i}``) ``Ψ`` is symmetric again, so its order is
+even, and it reaches order 4 when
+
+    Σ γ_i = 1,   Σ γ_i³ = 0,
+
+and order 6 when in addition
+
+    Σ γ_i⁵ = 0,   Σ γ_i³ β_i² = 0,   β_i = γ_1 + ... + γ_{i-1} + γ_i / 2
+
+(Hairer, Lubich & Wanner, *Geometric Numerical Integration*, 2nd ed., §V.3.2, the
+conditions for symmetric compositions of symmetric methods). :func:`order_conditions`
+evaluates them; ``tests/test_compositions.py`` checks every scheme against them and against
+an independent oracle (the local error of composed Strang splittings of random matrix
+exponentials).
+
+Order 4 needs a negative coefficient (Sheng 1989, Suzuki 1991): some sub-steps run
+backwards in time. Every scheme keeps what each sub-step keeps (``|L|``, world ``L``,
+energy where the base keeps it) and what the base is exact for (a composition of exact
+flows is the exact flow over ``Σ γ_i h = h``).
+
+A composed integrator is named ``"<base>:<scheme>"`` (``"splitting:suzuki4"``);
+:func:`tumble.rigid.method_info` gives its record and ``docs/integrators.md`` its
+measured errors and costs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["COMPOSITIONS", "Composition", "order_conditions", "render_table"]
+
+
+@dataclass(frozen=True)
+class Composition:
+    """One composition scheme.
+
+    Attributes
+    ----------
+    name : str
+        The scheme's name, the part after ``:`` in a composed method name.
+    order : int
+        Order of the composition of a symmetric second-order base (4 or 6).
+    coefficients : tuple of float
+        ``γ_1 .. γ_s``, palindromic, summing to 1 (to round-off).
+    citation : str
+        Where the scheme is published.
+    """
+
+    name: str
+    order: int
+    coefficients: tuple[float, ...]
+    citation: str
+
+    @property
+    def stages(self) -> int:
+        """Number of base steps per composed step, ``s``."""
+        return len(self.coefficients)
+
+
+def _palindrome(*half: float) -> tuple[float, ...]:
+    """``(w_1, .., w_k, c, w_k, .., w_1)`` with the centre ``c = 1 - 2 Σ w`` (so ``Σ γ = 1``)."""
+    return (*half, 1.0 - 2.0 * math.fsum(half), *reversed(half))
+
+
+_CBRT2 = 2.0 ** (1.0 / 3.0)
+_YOSHIDA4 = 1.0 / (2.0 - _CBRT2)
+_SUZUKI4 = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
+
+COMPOSITIONS: dict[str, Composition] = {
+    c.name: c
+    for c in (
+        Composition(
+            "yoshida4", 4, _palindrome(_YOSHIDA4),
+            "Yoshida, Phys. Lett. A 150 (1990) 262 (the triple jump; also Forest & Ruth 1990)",
+        ),
+        Composition(
+            "suzuki4", 4, _palindrome(_SUZUKI4, _SUZUKI4),
+            "Suzuki, Phys. Lett. A 146 (1990) 319 (five stages, small negative centre)",
+        ),
+        Composition(
+            "mclachlan4", 4, _palindrome(0.28, 0.62546642846767004501),
+            "McLachlan, SIAM J. Sci. Comput. 16 (1995) 151: five stages of minimum error "
+            "(coefficients as in Hairer, Lubich & Wanner, Geometric Numerical Integration, "
+            "§V.3.2)",
+        ),
+        Composition(
+            "yoshida6", 6,
+            _palindrome(0.78451361047755726382, 0.23557321335935813368, -1.17767998417887100695),
+            "Yoshida, Phys. Lett. A 150 (1990) 262, solution A (seven stages)",
+        ),
+        Composition(
+            "kahanli6", 6,
+            _palindrome(
+                0.39216144400731413928, 0.33259913678935943860, -0.70624617255763935981,
+                0.082213596293550800230,
+            ),
+            "Kahan & Li, Math. Comp. 66 (1997) 1089 (nine stages)",
+        ),
+    )
+}  # fmt: skip
+"""The schemes by name (each a :class:`Composition`)."""
+
+
+def order_conditions(coefficients: tuple[float, ...]) -> dict[str, float]:
+    """Residuals of the order conditions of a symmetric composition (module docstring).
+
+    Returns ``{"sum": Σγ - 1, "cubic": Σγ³, "quintic": Σγ⁵, "mixed": Σγ³β²}``: all four
+    vanish for order 6, the first two for order 4.
+    """
+    g = coefficients
+    beta = [math.fsum(g[:i]) + 0.5 * g[i] for i in range(len(g))]
+    return {
+        "sum": math.fsum(g) - 1.0,
+        "cubic": math.fsum(x**3 for x in g),
+        "quintic": math.fsum(x**5 for x in g),
+        "mixed": math.fsum(x**3 * b**2 for x, b in zip(g, beta, strict=True)),
+    }
+
+
+def render_table() -> str:
+    """The scheme table of ``docs/integrators.md`` as Markdown, one row per scheme."""
+    lines = [
+        "| scheme | order | stages | coefficients `γ_1 .. γ_s` | source |",
+        "|---|---|---|---|---|",
+    ]
+    for c in COMPOSITIONS.values():
+        half = c.coefficients[: (c.stages + 1) // 2]
+        gammas = ", ".join(f"{g:.17g}" for g in half) + ", (mirrored)"
+        lines.append(f"| `{c.name}` | {c.order} | {c.stages} | {gammas} | {c.citation} |")
+    return "\n".join(lines)

@@ -1,0 +1,329 @@
+"""Composition schemes and composed methods ``"<base>:<scheme>"``.
+
+Oracles: the order conditions of symmetric compositions (Hairer, Lubich & Wanner §V.3.2);
+independently of them, the local error of the composed Strang splitting of two random
+matrices against SciPy's ``expm`` of their sum; for the rigid body, the closed-form free
+motion (:func:`tumble.exact.torque_free`) and the tight DOP853 solve of
+``tests/oracles.py`` under gravity.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.linalg import expm
+
+from oracles import angle, matrix, rigid_reference
+from tumble import InputError, compositions, exact, methods, rigid, rotation, scenarios, torques
+
+SCHEMES = list(rigid.COMPOSITIONS.values())
+BASES = methods.composable()
+COMPOSED = [f"{b}:{s.name}" for b in BASES for s in SCHEMES]
+
+# The coefficients are given to 20 digits and the conditions are sums of a few O(1) terms.
+CONDITION_TOL = 1e-14
+
+
+def test_the_registry_lists_the_schemes_and_the_composable_bases():
+    assert set(rigid.COMPOSITIONS) >= {"yoshida4", "suzuki4", "mclachlan4", "yoshida6", "kahanli6"}
+    assert set(BASES) == {m.name for m in methods.REGISTRY if m.symmetric and m.kernel is not None}
+    assert "splitting" in BASES
+    assert "exact" not in BASES
+    assert rigid.method_info("splitting:suzuki4").order == 4
+    assert rigid.method_info("midpoint:kahanli6").order == 6
+    info = rigid.method_info("momentum_first_symmetric:yoshida4")
+    assert info.base == "momentum_first_symmetric"
+    assert info.symmetric
+    assert info.torque == "strang"
+    assert len(info.description) <= 100
+    assert info.substeps == rigid.COMPOSITIONS["yoshida4"].coefficients
+    assert rigid.method_info("splitting").substeps == ()
+    assert "splitting:suzuki4" not in rigid.METHODS
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=lambda s: s.name)
+def test_each_scheme_meets_its_order_conditions_and_no_more(scheme):
+    g = scheme.coefficients
+    assert g == tuple(reversed(g)), "a symmetric composition needs palindromic coefficients"
+    assert scheme.stages == len(g)
+    res = compositions.order_conditions(g)
+    assert abs(res["sum"]) < CONDITION_TOL
+    assert abs(res["cubic"]) < CONDITION_TOL
+    if scheme.order == 6:
+        assert abs(res["quintic"]) < CONDITION_TOL
+        assert abs(res["mixed"]) < CONDITION_TOL
+    else:
+        # Order exactly 4: a fifth-order condition fails by far more than round-off.
+        assert max(abs(res["quintic"]), abs(res["mixed"])) > 1e-3
+    assert scheme.citation
+
+
+def test_the_docs_table_is_the_schemes_rendered():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "integrators.md").read_text()
+    m = re.search(
+        r"<!-- composition table:[^\n]*-->\n(.*?)\n<!-- end of composition table -->", text, re.S
+    )
+    assert m is not None, "docs/integrators.md lost its composition table markers"
+    assert m.group(1) == compositions.render_table()
+
+
+def _composed_strang(A, B, g, h):
+    out = np.eye(A.shape[0])
+    for c in g:
+        out = expm(0.5 * c * h * A) @ expm(c * h * B) @ expm(0.5 * c * h * A) @ out
+    return out
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=lambda s: s.name)
+def test_each_scheme_raises_strang_to_its_order_on_matrix_exponentials(scheme):
+    """Local error of the composed Strang step ``e^{hA/2} e^{hB} e^{hA/2}`` against
+    ``e^{h(A+B)}`` is ``O(h^{p+1})``: halving ``h`` divides it by ``2^{p+1}``."""
+    rng = np.random.default_rng(7)
+    A, B = rng.normal(size=(2, 4, 4)) / 2
+    hs = (0.2, 0.1, 0.05)
+    err = [
+        np.linalg.norm(_composed_strang(A, B, scheme.coefficients, h) - expm(h * (A + B)))
+        for h in hs
+    ]
+    slopes = np.log2(np.array(err[:-1]) / np.array(err[1:]))
+    assert np.all(np.abs(slopes - (scheme.order + 1)) < 0.3), (err, slopes)
+
+
+# --------------------------------------------------------------------------------------
+# measured orders of every composed method, free and under gravity
+
+Q0 = np.array([0.9, 0.1, -0.3, 0.2]) / np.linalg.norm([0.9, 0.1, -0.3, 0.2])
+LB0 = np.array([0.5, -0.8, 0.6])
+# Free: a strongly asymmetric body over t = 40, so that even the most accurate sixth-order
+# method stays far above round-off at the finest dt. Under gravity: the body of
+# tests/test_rigid_order.py over t = 2 against DOP853 (good to ~1e-13 there).
+J_FREE = np.array([0.3, 1.0, 3.0])
+T_FREE = 40.0
+J_GRAVITY = np.array([1.0, 0.6, 0.35])
+T_GRAVITY = 2.0
+GRAVITY = torques.gravity(0.8, np.array([0.0, 0.0, -9.81]), np.array([0.05, -0.02, 0.3]))
+# The coarsest dt of each order; four halvings follow. Chosen from the measured error
+# curves: asymptotic from the first dt, and the finest error above 1e-13.
+DT0 = {4: 0.2, 6: 0.4}
+ORDER_TOL = 0.2
+# Round-off of one restart of the exact free flow (measured about 2e-15 rad), with margin.
+ROUND_OFF_PER_FLOW = 5e-15
+
+
+def _gravity_scipy(t, R, w):
+    return np.cross(R @ np.array([0.05, -0.02, 0.3]), 0.8 * np.array([0.0, 0.0, -9.81]))
+
+
+_REFERENCE: dict[str, np.ndarray] = {}
+
+
+def _reference(kind: str) -> np.ndarray:
+    if kind not in _REFERENCE:
+        if kind == "free":
+            w0 = matrix(Q0) @ (J_FREE * LB0)
+            _REFERENCE[kind] = exact.torque_free(Q0, w0, J_FREE, [T_FREE])[0][0]
+        else:
+            R0 = matrix(Q0)
+            sol = rigid_reference(
+                Q0, R0 @ LB0, J_GRAVITY, T_GRAVITY, tau=_gravity_scipy, t_eval=[T_GRAVITY]
+            )
+            _REFERENCE[kind] = sol.y[:4, -1] / np.linalg.norm(sol.y[:4, -1])
+    return _REFERENCE[kind]
+
+
+@pytest.mark.parametrize("kind", ["free", "gravity"])
+@pytest.mark.parametrize("method", COMPOSED)
+def test_each_composed_method_has_its_documented_order(method, kind):
+    """Attitude error at a fixed time, dt halved four times: the median of the four local
+    slopes is the documented order (4 or 6) within 0.2."""
+    order = rigid.method_info(method).order
+    J, T, model = (J_FREE, T_FREE, None) if kind == "free" else (J_GRAVITY, T_GRAVITY, GRAVITY)
+    w0 = matrix(Q0) @ (J * LB0)
+    ref = _reference(kind)
+    errors = []
+    for k in range(5):
+        dt = DT0[order] / 2**k
+        tr = rigid.simulate(Q0, w0, J, dt, round(T / dt), method, torque=model, every=10**9)
+        errors.append(float(angle(ref, tr.q[-1])))
+    e = np.array(errors)
+    if kind == "free" and rigid.method_info(method).exact_for == "all":
+        # Compositions of exact_split: exact without torque at every dt, up to the round-off
+        # of restarting the flow (about 2e-15 rad per flow, measured).
+        flows = np.array([round(T / (DT0[order] / 2**k)) for k in range(5)])
+        assert np.all(e < ROUND_OFF_PER_FLOW * flows * len(rigid.method_info(method).substeps))
+        return
+    assert np.all(np.isfinite(e)), e
+    assert e[-1] > 1e-13, e
+    slopes = np.log2(e[:-1] / e[1:])
+    assert abs(float(np.median(slopes)) - order) < ORDER_TOL, (e, slopes)
+
+
+# --------------------------------------------------------------------------------------
+# invariants
+
+INVARIANT_STEPS = 10**5
+# |L| is kept to 1e-13 over 1e5 composed steps. World L drifts by round-off alone, a random
+# walk of about eps per sub-step: measured 1.2e-13 to 3.7e-13 over the 3e5 to 9e5 sub-steps
+# here, the same as the base's own drift over that many steps (1.5e-13 to 1.8e-13 over 9e5
+# steps). The bound is 4 eps sqrt(sub-steps): a walk, not a method error (which would grow
+# with dt; these are exact at any dt).
+EPS = np.finfo(np.float64).eps
+
+
+@pytest.mark.parametrize(
+    "method", [m for m in COMPOSED if rigid.method_info(m).base != "exact_split"]
+)
+def test_compositions_keep_L_norm_and_world_L_over_1e5_steps(method):
+    """Every composition of a base that keeps ``|L|`` and world ``L`` keeps them over 10⁵
+    steps, except ``exact_split``'s: the compiled exact flow rounds ``|L|`` with a bias of
+    about 4e-17 per restart (7.7e-14 after 2000 flows of ``free_flow`` alone, measured), so
+    its compositions drift linearly, 1.1e-11 (``yoshida4``) to 3.3e-11 (``kahanli6``) after
+    10⁵ steps; see :func:`test_exact_split_drift_is_the_flows_round_off`."""
+    info = rigid.method_info(method)
+    assert info.L_norm == "exact"
+    assert info.L_world == "exact"
+    q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
+    w0 = rotation.quat_rotate(q0, J_FREE * LB0)
+    tr = rigid.simulate(q0, w0, J_FREE, 0.1, INVARIANT_STEPS, method, every=1000)
+    norm = np.linalg.norm(tr.L, axis=-1)
+    assert np.max(np.abs(norm / norm[0] - 1)) < 1e-13
+    walk = 4 * EPS * math.sqrt(INVARIANT_STEPS * len(info.substeps))
+    assert np.max(np.linalg.norm(tr.L - tr.L[0], axis=-1)) / norm[0] < walk
+    if info.energy == "exact":
+        assert np.max(np.abs(tr.energy / tr.energy[0] - 1)) < walk
+
+
+@pytest.mark.parametrize("method", ["splitting:yoshida4", "symmetric_top_split:kahanli6"])
+def test_a_composition_is_time_symmetric_and_keeps_exactness_for_symmetric_tops(method):
+    q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
+    w0 = np.array([0.7, -1.1, 0.4])
+    J = np.array([0.5, 1.0, 1.5])
+    tau = np.array([0.05, -0.02, 0.01])
+    q1, w1 = rigid.step(q0, w0, J, 0.1, method, torque=tau)
+    q2, w2 = rigid.step(q1, w1, J, -0.1, method, torque=tau)
+    assert float(rotation.rotation_angle(q2, q0)) < 1e-13
+    assert np.max(np.abs(w2 - w0)) < 1e-13
+    J_sym = np.array([0.5, 0.5, 1.5])
+    tr = rigid.simulate(q0, w0, J_sym, 0.1, 10, method)
+    base = rigid.method_info(method).exact_for == "symmetric"
+    q_ref = exact.torque_free(q0, w0, J_sym, [1.0])[0][0]
+    assert (float(rotation.rotation_angle(tr.q[-1], q_ref)) < 1e-12) == base
+
+
+def test_stages_see_their_own_times_under_a_time_dependent_torque():
+    """A periodic torque: each stage kicks at its own time, so the order stays 4."""
+    model = torques.periodic(np.array([0.3, -0.2, 0.5]), 3.0, 0.3)
+    J = J_GRAVITY
+    w0 = matrix(Q0) @ (J * LB0)
+    R0 = matrix(Q0)
+
+    def tau(t, R, w):
+        return np.array([0.3, -0.2, 0.5]) * math.cos(3.0 * t + 0.3)
+
+    sol = rigid_reference(Q0, R0 @ LB0, J, 2.0, tau=tau, t_eval=[2.0])
+    ref = sol.y[:4, -1] / np.linalg.norm(sol.y[:4, -1])
+    e = []
+    for dt in (0.1, 0.05, 0.025):
+        tr = rigid.simulate(Q0, w0, J, dt, round(2.0 / dt), "splitting:suzuki4", model, 10**9)
+        e.append(float(angle(ref, tr.q[-1])))
+    assert abs(math.log2(e[-2] / e[-1]) - 4) < 0.2, e
+
+
+# --------------------------------------------------------------------------------------
+# everywhere a method name goes
+
+
+def test_composed_names_work_in_scenarios_and_the_single_body_step():
+    case = scenarios.article_case(steps_per_rotation=40, rotations=1)
+    res = scenarios.run_methods(case, ["splitting", "splitting:suzuki4"], timing=False)
+    assert (
+        res["splitting:suzuki4"].scores.attitude_error_max
+        < res["splitting"].scores.attitude_error_max
+    )
+    forced = scenarios.torque_case("heavy-top", 20, 1)
+    res = scenarios.run_methods(forced, ["midpoint:yoshida4"], timing=False)
+    assert math.isfinite(res["midpoint:yoshida4"].scores.attitude_error_max)
+
+
+@pytest.mark.parametrize(
+    ("method", "message"),
+    [
+        ("splitting:rk45", r"^method: unknown composition scheme 'rk45' in 'splitting:rk45'"),
+        ("rk5:suzuki4", r"^method: unknown base method 'rk5'"),
+        ("rk4:suzuki4", r"^method: 'rk4:suzuki4': base 'rk4' is not time-symmetric"),
+        ("implicit:yoshida4", r"^method: .*negative sub-steps would run a dissipative step"),
+        ("exact:yoshida6", r"^method: 'exact:yoshida6': 'exact' is the exact solution"),
+        ("splitting:suzuki4:yoshida4", r"^method: unknown composition scheme 'suzuki4:yoshida4'"),
+        ("splitting:", r"^method: unknown composition scheme ''"),
+    ],
+)
+def test_bad_compositions_raise_naming_the_argument(method, message):
+    q0 = np.array([1.0, 0.0, 0.0, 0.0])
+    w0 = np.array([0.1, 0.2, 0.3])
+    J = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(InputError, match=message):
+        rigid.step(q0, w0, J, 0.1, method)
+    with pytest.raises(InputError, match=message):
+        rigid.simulate(q0, w0, J, 0.1, 3, method)
+    with pytest.raises(InputError, match=message.replace("^method", "^methods")):
+        scenarios.run_methods(scenarios.article_case(), [method], timing=False)
+    with pytest.raises(InputError, match=message.replace("^method", "^name")):
+        rigid.method_info(method)
+
+
+def test_composed_names_pass_every_other_validation_of_a_method_name():
+    import argparse
+
+    from tumble import arguments, figures
+    from tumble.sweep import grid
+
+    assert arguments.method_list("rk4,splitting:suzuki4") == ["rk4", "splitting:suzuki4"]
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown composition scheme 'x'"):
+        arguments.method_list("splitting:x")
+    cases = grid.build_grid(methods=["symmetric_top_split:kahanli6"], min_j=[0.5])
+    assert {c.method for c in cases} == {"symmetric_top_split:kahanli6"}
+    with pytest.raises(InputError, match=r"^methods: 'rk4:yoshida4': base 'rk4'"):
+        grid.build_grid(methods=["rk4:yoshida4"])
+    base = figures.color("splitting")
+    shades = {figures.color(f"splitting:{s}") for s in rigid.COMPOSITIONS}
+    assert len(shades) == len(rigid.COMPOSITIONS)
+    assert base not in shades
+    assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in shades)
+    with pytest.raises(InputError, match=r"^method: "):
+        figures.color("splitting:nope")
+
+
+def test_the_lab_request_accepts_composed_methods():
+    api = pytest.importorskip("tumble.lab.api")
+    request = api.SimulateRequest(methods=["splitting", "splitting:suzuki4"])
+    assert request.method_names() == ["splitting", "splitting:suzuki4"]
+    with pytest.raises(ValueError, match=r"methods: unknown composition scheme 'x'"):
+        api.SimulateRequest(methods=["splitting:x"])
+
+
+def test_exact_split_without_torque_is_the_exact_method():
+    """``exact_split`` (half kick, exact free flow, half kick) with no torque against
+    ``exact`` (each record evaluated from the initial state). Restarting the flow every step
+    adds round-off, about 2e-15 rad per flow (2.3e-12 after 1000 steps, measured): to 1e-12
+    over 100 steps, and its compositions (five flows a step) to 1e-11."""
+    q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
+    w0 = rotation.quat_rotate(q0, J_FREE * LB0)
+    ref = rigid.simulate(q0, w0, J_FREE, 0.1, 100, "exact", every=10)
+    for method, tol in (("exact_split", 1e-12), ("exact_split:suzuki4", 1e-11)):
+        tr = rigid.simulate(q0, w0, J_FREE, 0.1, 100, method, every=10)
+        assert float(np.max(rotation.rotation_angle(tr.q, ref.q))) < tol
+        assert np.max(np.abs(tr.omega - ref.omega)) < tol
+
+
+def test_exact_split_drift_is_the_flows_round_off():
+    """``exact_split``'s ``|L|`` drift is linear in the number of flows, at the measured
+    bias of one restart of the compiled exact flow: below 1e-16 per flow."""
+    q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
+    w0 = rotation.quat_rotate(q0, J_FREE * LB0)
+    tr = rigid.simulate(q0, w0, J_FREE, 0.1, 10**4, "exact_split:yoshida4", every=1000)
+    norm = np.linalg.norm(tr.L, axis=-1)
+    assert np.max(np.abs(norm / norm[0] - 1)) < 1e-16 * 3 * 10**4
