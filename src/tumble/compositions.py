@@ -35,6 +35,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
+from tumble._errors import InputError
+from tumble._validate import as_float_array, describe
+
 __all__ = ["COMPOSITIONS", "Composition", "order_conditions", "render_table"]
 
 
@@ -114,8 +119,17 @@ def order_conditions(coefficients: tuple[float, ...]) -> dict[str, float]:
 
     Returns ``{"sum": Σγ - 1, "cubic": Σγ³, "quintic": Σγ⁵, "mixed": Σγ³β²}``: all four
     vanish for order 6, the first two for order 4.
+
+    Raises
+    ------
+    InputError
+        ``coefficients`` is not a non-empty sequence of finite real numbers.
     """
-    g = coefficients
+    g = tuple(as_float_array(coefficients, "coefficients").ravel().tolist())
+    if np.ndim(coefficients) != 1 or not g:
+        raise InputError(
+            f"coefficients: expected a non-empty sequence of numbers, got {describe(coefficients)}"
+        )
     beta = [math.fsum(g[:i]) + 0.5 * g[i] for i in range(len(g))]
     return {
         "sum": math.fsum(g) - 1.0,

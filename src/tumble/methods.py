@@ -48,6 +48,7 @@ from functools import lru_cache
 
 from tumble._errors import InputError
 from tumble._kernels import rigid as _k
+from tumble._validate import describe
 from tumble.compositions import COMPOSITIONS
 
 __all__ = [
@@ -280,6 +281,10 @@ def check(name: object, argument: str) -> MethodInfo:
         Not a method name: unknown, an unknown scheme, a base that is not time-symmetric or
         that is exact already, more than one scheme.
     """
+    if not isinstance(argument, str):
+        raise InputError(
+            f"argument: expected the name of the argument checked (str), got {describe(argument)}"
+        )
     if not isinstance(name, str):
         raise InputError(f"{argument}: expected a method name (str), got {type(name).__name__}")
     info = _BY_NAME.get(name)
@@ -293,7 +298,7 @@ def check(name: object, argument: str) -> MethodInfo:
     try:
         return composed(name)
     except InputError as exc:
-        raise InputError(f"{argument}: {exc}") from None
+        raise InputError(f"{argument}: {str(exc).removeprefix('name: ')}") from None
 
 
 @lru_cache(maxsize=256)
@@ -308,24 +313,27 @@ def composed(name: str) -> MethodInfo:
     Raises
     ------
     InputError
-        Message without an argument name (:func:`check` adds it).
+        ``name`` is not ``"<base>:<scheme>"`` with a known scheme and a composable base
+        (:func:`check` names the caller's argument instead).
     """
+    if not isinstance(name, str) or ":" not in name:
+        raise InputError(f"name: expected '<base>:<scheme>', got {describe(name)}")
     base_name, _, scheme_name = name.partition(":")
     scheme = COMPOSITIONS.get(scheme_name)
     if scheme is None:
         raise InputError(
-            f"unknown composition scheme {scheme_name!r} in {name!r}; expected one of "
+            f"name: unknown composition scheme {scheme_name!r} in {name!r}; expected one of "
             f"{', '.join(COMPOSITIONS)}"
         )
     base = _BY_NAME.get(base_name)
     if base is None:
         raise InputError(
-            f"unknown base method {base_name!r} in {name!r}; expected one of "
+            f"name: unknown base method {base_name!r} in {name!r}; expected one of "
             f"{', '.join(composable())}"
         )
     if math.isinf(base.order):
         raise InputError(
-            f"{name!r}: {base_name!r} is the exact solution already; composing it adds "
+            f"name: {name!r}: {base_name!r} is the exact solution already; composing it adds "
             f"nothing. Composable bases: {', '.join(composable())}"
         )
     if not base.symmetric or base.kernel is None:
@@ -335,7 +343,7 @@ def composed(name: str) -> MethodInfo:
             else "a composition raises the order only of a time-symmetric base of even order"
         )
         raise InputError(
-            f"{name!r}: base {base_name!r} is not time-symmetric ({why}); composable bases: "
+            f"name: {name!r}: base {base_name!r} is not time-symmetric ({why}); composable bases: "
             f"{', '.join(composable())}"
         )
     label = f"{base_name} composed by {scheme_name} ({scheme.stages} steps): order {scheme.order}"
