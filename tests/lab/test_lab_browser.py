@@ -80,6 +80,13 @@ def wait_answer(page, done: int) -> None:
     page.wait_for_function(f"tumbleLab.completed > {done}", timeout=30_000)
 
 
+def settle(page) -> None:
+    """Let the page finish drawing (two animation frames) before a timed gesture: plotly
+    tells a double click from two clicks by their spacing, which a page still busy
+    redrawing stretches on a loaded machine."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 def close(page) -> None:
     errors = page.lab_errors
     page.close()
@@ -139,6 +146,7 @@ def test_ticking_and_legend_clicks_compute_only_visible_methods(page) -> None:
     entry = page.locator("#plot-time .legend .traces").filter(
         has=page.locator("text.legendtext", has_text="midpoint")
     )
+    settle(page)
     entry.locator("rect.legendtoggle").dblclick()
     page.wait_for_function("tumbleLab.request.methods.join() === 'midpoint'", timeout=30_000)
     for fig in FIGURES:

@@ -668,6 +668,11 @@ def evaluate(f, t):
     return qnormalize(q1), (Lb[0] * f.norm, Lb[1] * f.norm, Lb[2] * f.norm)
 
 
+#: Momenta below this (per component) are scaled up before :func:`prepare`: their squares
+#: would underflow.
+TINY_MOMENTUM = 2.0**-500
+
+
 @njit
 def free_flow(q, L, J, t):
     """Exact torque-free motion for time ``t`` from ``(q, L_b)``: ``(q1, L_b1)``.
@@ -675,9 +680,25 @@ def free_flow(q, L, J, t):
     ``q`` body-to-world unit quaternion ``(w, x, y, z)``, ``L`` body angular momentum,
     ``J`` principal inverse moments (0 for a locked axis, whose momentum is cleared).
     :func:`prepare` then :func:`evaluate`; when one state is evaluated at many times,
-    prepare once.
+    prepare once. A tiny momentum is scaled first (:func:`momentum_scale`).
     """
-    return evaluate(prepare(q, L, J), t)
+    s = momentum_scale(L)
+    q1, L1 = evaluate(prepare(q, (L[0] * s, L[1] * s, L[2] * s), J), t / s)
+    return q1, (L1[0] / s, L1[1] / s, L1[2] / s)
+
+
+@njit
+def momentum_scale(L):
+    """A power of two ``s`` bringing a tiny momentum (``|L_i| < 2**-500``, whose squares
+    underflow) near 1; 1 otherwise.
+
+    The motion with ``s L`` is the same motion ``s`` times faster, so the state at ``t`` is
+    the scaled flow's at ``t/s`` with ``L_b`` divided by ``s`` (exact in binary).
+    """
+    big = max(abs(L[0]), abs(L[1]), abs(L[2]))
+    if 0.0 < big < TINY_MOMENTUM:
+        return 2.0 ** -math.floor(math.log2(big))
+    return 1.0
 
 
 @njit
@@ -703,27 +724,13 @@ def period(L, J):
 # loops over bodies and times (tumble.exact)
 
 
-#: Momenta below this (per component) are scaled up before :func:`prepare`: their squares
-#: would underflow.
-TINY_MOMENTUM = 2.0**-500
-
-
 @njit
 def _solve_body(b, q, L, J, t, q_out, w_out):
-    """Body ``b`` at every time: one :func:`prepare`, one :func:`evaluate` per time.
-
-    A tiny momentum (``|L_i| < 2**-500``, whose squares underflow) is scaled up by a power
-    of two ``s``: the motion with ``s L`` is the same motion ``s`` times faster, so the
-    state at ``t`` is the scaled flow's at ``t/s`` with ``L_b`` divided by ``s`` (exact
-    in binary).
-    """
+    """Body ``b`` at every time: one :func:`prepare`, one :func:`evaluate` per time (a tiny
+    momentum scaled as in :func:`free_flow`)."""
     Jb = (J[b, 0], J[b, 1], J[b, 2])
-    Lb = (L[b, 0], L[b, 1], L[b, 2])
-    big = max(abs(Lb[0]), abs(Lb[1]), abs(Lb[2]))
-    s = 1.0
-    if 0.0 < big < TINY_MOMENTUM:
-        s = 2.0 ** -math.floor(math.log2(big))
-        Lb = (Lb[0] * s, Lb[1] * s, Lb[2] * s)
+    s = momentum_scale((L[b, 0], L[b, 1], L[b, 2]))
+    Lb = (L[b, 0] * s, L[b, 1] * s, L[b, 2] * s)
     f = prepare((q[b, 0], q[b, 1], q[b, 2], q[b, 3]), Lb, Jb)
     for i in range(t.shape[0]):
         qt, Lt = evaluate(f, t[i] / s)
