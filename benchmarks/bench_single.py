@@ -1,13 +1,11 @@
-"""One body at a time: ``rigid.step`` and the per-step overhead of a Python torque callable.
+"""One body at a time: ``rigid.step`` against SciPy's ``Rotation.apply``.
 
-Game and robotics loops step one body per call. This suite measures, in one run:
-
-* ``rigid.step`` on one body (float64 arrays, no torque and a gravity model), against
-  SciPy's ``Rotation.apply`` on one vector as the yardstick of a cheap NumPy-level call
-  (goal: ``rigid.step`` at most 5 µs, so at least as fast as ``Rotation.apply``'s 6.6 µs
-  on a quiet machine);
-* the overhead per step of ``rigid.simulate(..., torque=callable)`` for one body: the run's
-  time per step minus the callable's own time per call (goal: at most 5 µs).
+Game and robotics loops step one body per call. This suite measures, in one run,
+``rigid.step`` on one body (float64 arrays, no torque and a gravity model) against SciPy's
+``Rotation.apply`` on one vector as the yardstick of a cheap NumPy-level call (goal:
+``rigid.step`` at most 5 µs, so at least as fast as ``Rotation.apply``'s 6.6 µs on a quiet
+machine). The per-step overhead of a Python torque callable is measured by
+``tumble bench torques``.
 
 The machine is shared: absolute times move with its load, the ratios much less.
 """
@@ -24,8 +22,6 @@ from _common import best_time, fmt_time, markdown_table, write_section
 from tumble import rigid, rotation, torques
 
 GOAL_STEP = 5e-6
-GOAL_CALLABLE = 5e-6
-CALLABLE_STEPS = 2000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,10 +35,6 @@ def main(argv: list[str] | None = None) -> int:
     top = torques.gravity(1.0, [0.0, 0.0, -9.81], [0.0, 0.0, 0.4])
     R = Rotation.from_quat(q, scalar_first=True)
     v = np.array([1.0, 2.0, 3.0])
-    tau = np.array([0.1, -0.2, 0.05])
-
-    def callable_torque(t, q, omega):
-        return tau
 
     rows = []
     t_scipy = best_time(lambda: R.apply(v))
@@ -54,36 +46,10 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(
                 [f"`rigid.step` `{method}`, {label}", fmt_time(t), f"{t / t_scipy:.2f}", ok]
             )
-    t_fn = best_time(lambda: callable_torque(0.0, q, w))
-    for method in ("momentum_first", "rk4"):
-        run = best_time(
-            lambda m=method: rigid.simulate(
-                q, w, J, 0.01, CALLABLE_STEPS, m, torque=callable_torque, every=CALLABLE_STEPS
-            ),
-            repeat=3,
-        )
-        held = best_time(
-            lambda m=method: rigid.simulate(
-                q, w, J, 0.01, CALLABLE_STEPS, m, torque=tau, every=CALLABLE_STEPS
-            ),
-            repeat=3,
-        )
-        overhead = (run - held) / CALLABLE_STEPS - t_fn
-        ok = "yes" if overhead <= GOAL_CALLABLE else "no"
-        rows.append(
-            [
-                f"callable torque, `{method}`: overhead per step",
-                fmt_time(overhead),
-                f"{overhead / t_scipy:.2f}",
-                ok,
-            ]
-        )
     body = (
         "## One body at a time (`tumble bench single`)\n\n"
-        "Time per call for one body (float64 arrays), and the overhead per step of a Python "
-        "torque callable in `rigid.simulate` (the run's time per step, minus the same run "
-        "with the torque held as an array, minus the callable's own time). Ratio: against "
-        "SciPy's `Rotation.apply` on one vector, measured in the same run. Goals: 5 µs each.\n\n"
+        "Time per call of `rigid.step` for one body (float64 arrays). Ratio: against SciPy's "
+        "`Rotation.apply` on one vector, measured in the same run. Goal: 5 µs.\n\n"
         + markdown_table(["call", "time", "ratio to SciPy apply", "goal met"], rows)
         + "\n\nLoad average during the run (1, 5, 15 min): "
         + ", ".join(f"{x:.1f}" for x in os.getloadavg())

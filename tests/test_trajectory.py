@@ -83,3 +83,16 @@ def test_take_rejects_bad_indices_naming_the_argument(kwargs, name):
     )
     with pytest.raises(InputError, match=f"^{name}: "):
         tr.take(**kwargs)
+
+
+def test_record_steps_are_every_kth_step_and_the_last() -> None:
+    from tumble.trajectory import record_count, record_steps
+
+    assert record_steps(10, 3).tolist() == [0, 3, 6, 9, 10]
+    assert record_steps(9, 3).tolist() == [0, 3, 6, 9]
+    assert record_count(0, 5) == 1
+    tr = rigid.simulate([1.0, 0, 0, 0], [0.1, 0.2, 0.3], [1.0, 2.0, 3.0], 0.1, 10, "jolt", every=3)
+    np.testing.assert_allclose(tr.t, record_steps(10, 3) * 0.1)
+    for bad in [(-1, 1), (5, 0), (5.0, 1), (5, None)]:
+        with pytest.raises(InputError, match=r"^steps, every: expected integers"):
+            record_count(*bad)

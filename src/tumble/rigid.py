@@ -62,7 +62,7 @@ from tumble.methods import REGISTRY, MethodInfo, method_info
 from tumble.methods import check as check_method
 from tumble.rotation import unit_quat
 from tumble.torques import TorqueModel, as_model
-from tumble.trajectory import Trajectory
+from tumble.trajectory import Trajectory, record_count, record_steps
 
 __all__ = [
     "COMPOSITIONS",
@@ -531,20 +531,15 @@ def _step_one(
         or not (_is_vector(q, 4) and _is_vector(omega, 3) and _is_vector(inv_inertia, 3))
     ):
         return None
-    if torque is None:
-        args = _NO_TORQUE_ONE
-    elif type(torque) is TorqueModel and not torque.batch and not torque.has_custom:
-        args = torque.kernel_args(())
-    else:
+    model = as_model(torque) if torque is None or type(torque) is TorqueModel else None
+    if model is None or model.batch or model.has_custom:
         return None
+    args = model.kernel_args(())  # kept by the model after the first call
     q1 = np.empty(4)
     w1 = np.empty(3)
     if _k.step_one(kernel[0], kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1):
         return None
     return q1, w1
-
-
-_NO_TORQUE_ONE = as_model(None).kernel_args(())
 
 
 def _check_step(
@@ -590,10 +585,6 @@ def _free_omega(qa: np.ndarray, wa: np.ndarray, Ja: np.ndarray) -> np.ndarray:
     if np.all(Ja > 0):
         return wa
     return _inertia.world_omega_gu(qa, _inertia.body_momentum_gu(qa, wa, Ja), Ja)
-
-
-def _n_records(steps: int, every: int) -> int:
-    return steps // every + 1 + (1 if steps % every else 0)
 
 
 def simulate(
@@ -677,11 +668,10 @@ def simulate(
     warn = as_choice(on_divergence, "on_divergence", ("warn", "ignore")) == "warn"
     qa, wa, Ja, batch, dtype, model = _torque_inputs(q, omega, inv_inertia, torque)
     info = _method(method, Ja, torque)
-    n_rec = _n_records(n_steps, n_every)
+    n_rec = record_count(n_steps, n_every)
     # 112 bytes per body-record (q, omega, L, L_body, energy in float64), before any of it.
     check_memory(n_rec * (112 * math.prod(batch) + 8), "steps, every", f"{n_rec} records")
-    idx = np.minimum(np.arange(n_rec) * n_every, n_steps)
-    t = (idx * dts).astype(dtype)
+    t = (record_steps(n_steps, n_every) * dts).astype(dtype)
     if info.kernel is None:
         return _simulate_exact(qa, wa, Ja, t, batch, dtype)
     # Read-only in the kernels (the callable loop steps copies in place): no copies needed.

@@ -50,6 +50,7 @@ from tumble._validate import (
     describe,
 )
 from tumble.torques import TorqueModel
+from tumble.trajectory import record_steps
 
 __all__ = [
     "DEFAULTS",
@@ -541,18 +542,17 @@ def reference(case: Case, every: int = 1) -> rigid.Trajectory:
     if case.torque is None:
         return simulate(case, "exact", every)
     n_every = as_int(every, "every", minimum=1)
-    idx = np.unique(np.minimum(np.arange(0, case.steps + n_every, n_every), case.steps))
-    t = idx * case.dt
-    q, w = torques.reference(case.q0, case.omega0, case.inv_inertia, case.torque, t)
+    t = record_steps(case.steps, n_every) * case.dt
     J = case.inv_inertia
-    Lb = np.einsum("...ji,...j->...i", rotation.quat_to_matrix(q), w) / J
+    q, w = torques.reference(case.q0, case.omega0, J, case.torque, t)
+    L = rigid.angular_momentum(q, w, J)
     return rigid.Trajectory(
         t=t,
         q=q,
         omega=w,
-        L=rotation.quat_rotate(q, Lb),
-        L_body=Lb,
-        energy=0.5 * np.sum(Lb * J * Lb, axis=-1),
+        L=L,
+        L_body=rotation.quat_rotate(rotation.quat_conjugate(q), L),
+        energy=rigid.energy(q, w, J),
     )
 
 

@@ -33,12 +33,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba.core.registry import CPUDispatcher
 from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
 from tumble._kernels import torques as _k
-from tumble._validate import as_choice, as_float_array, broadcast_leading, describe
-from tumble.rotation import unit_quat
+from tumble._validate import as_choice, as_float_array, as_scalar, broadcast_leading, describe
+from tumble.rotation import (
+    quat_conjugate,
+    quat_multiply,
+    quat_to_matrix,
+    quat_to_rotvec,
+    unit_quat,
+)
 
 __all__ = [
     "TorqueModel",
@@ -335,8 +342,6 @@ def custom(fn: Callable[..., Any]) -> TorqueModel:
 
         model = torques.custom(spring)
     """
-    from numba.core.registry import CPUDispatcher
-
     if not isinstance(fn, CPUDispatcher):
         raise InputError(
             f"fn: expected a numba.njit-compiled function fn(t, q, omega), got {describe(fn)}"
@@ -380,23 +385,31 @@ def evaluate(
     Runs the same compiled evaluation as the step loops. ``inv_inertia`` (principal inverse
     moments, (..., 3)) matters to the gravity gradient only.
     """
-    from tumble._validate import as_scalar
-
     m = _model(model)
     tv = as_scalar(t, "t")
+    qf, wf, Jf, batch = _bodies(q, omega, inv_inertia, m)
+    out = np.empty((qf.shape[0], 3))
+    _k.torque_batch(*m.kernel_args(batch), tv, qf, wf, Jf, out)
+    return out.reshape((*batch, 3))
+
+
+def _bodies(
+    q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike, model: TorqueModel
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
+    """Validated ``q``, ``omega``, ``inv_inertia`` broadcast with ``model``'s parameters and
+    flattened to contiguous float64 rows ``(N, 4)``, ``(N, 3)``, ``(N, 3)``; and the batch."""
     qa = unit_quat(q, "q", np.dtype(np.float64))
     wa = _vector(omega, "omega")
     Ja = _vector(inv_inertia, "inv_inertia")
     batch = broadcast_leading(
-        q=(qa, 1), omega=(wa, 1), inv_inertia=(Ja, 1), torque=(np.empty((*m.batch, 0)), 1)
+        q=(qa, 1), omega=(wa, 1), inv_inertia=(Ja, 1), torque=(np.empty((*model.batch, 0)), 1)
     )
     n = int(np.prod(batch, dtype=np.int64))
-    kinds, P, fn = m.kernel_args(batch)
-    flat = [np.ascontiguousarray(np.broadcast_to(a, (*batch, a.shape[-1])).reshape(n, -1))
-            for a in (qa, wa, Ja)]  # fmt: skip
-    out = np.empty((n, 3))
-    _k.torque_batch(kinds, P, fn, tv, *flat, out)
-    return out.reshape((*batch, 3))
+    qf, wf, Jf = (
+        np.ascontiguousarray(np.broadcast_to(a, (*batch, a.shape[-1])).reshape(n, -1))
+        for a in (qa, wa, Ja)
+    )
+    return qf, wf, Jf, batch
 
 
 def potential_energy(
@@ -423,7 +436,7 @@ def potential_energy(
                 "potential energy"
             )
     qa = unit_quat(q, "q", np.dtype(np.float64))
-    R = _matrices(qa)
+    R = quat_to_matrix(qa)
     V = np.zeros(np.broadcast_shapes(qa.shape[:-1], m.batch))
     for term in m._terms:
         p = term.params
@@ -443,21 +456,9 @@ def potential_energy(
             zb = np.einsum("...ji,...j->...i", R, p[..., 1:4])
             V = V + 0.5 * p[..., 0] * np.sum(zb * zb / Ja, axis=-1)
         else:
-            e = _world_rotvec(qa, p[..., 0:4])
+            e = quat_to_rotvec(quat_multiply(qa, quat_conjugate(p[..., 0:4])))
             V = V + 0.5 * p[..., 4] * np.sum(e * e, axis=-1)
     return V
-
-
-def _matrices(q: np.ndarray) -> np.ndarray:
-    from tumble.rotation import quat_to_matrix
-
-    return quat_to_matrix(q)
-
-
-def _world_rotvec(q: np.ndarray, target: np.ndarray) -> np.ndarray:
-    from tumble.rotation import quat_conjugate, quat_multiply, quat_to_rotvec
-
-    return quat_to_rotvec(quat_multiply(q, quat_conjugate(target)))
 
 
 def reference(
@@ -495,25 +496,15 @@ def reference(
     if torque is not None and not isinstance(torque, TorqueModel):
         raise InputError(f"torque: expected a tumble.torques model or None, got {describe(torque)}")
     m = as_model(torque)
-    qa = unit_quat(q, "q", np.dtype(np.float64))
-    wa = _vector(omega, "omega")
-    Ja = _vector(inv_inertia, "inv_inertia")
-    if np.any(Ja <= 0):
-        raise InputError(f"inv_inertia: expected inverse moments > 0, got minimum {Ja.min()}")
+    q0, w0, J, batch = _bodies(q, omega, inv_inertia, m)
+    if np.any(J <= 0):
+        raise InputError(f"inv_inertia: expected inverse moments > 0, got minimum {J.min()}")
     times = as_float_array(t, "t", dtype=np.dtype(np.float64))
     if times.ndim != 1 or times.size == 0 or times[0] < 0 or np.any(np.diff(times) <= 0):
         raise InputError(f"t: expected increasing times >= 0 of shape (T,), got {describe(times)}")
-    batch = broadcast_leading(
-        q=(qa, 1), omega=(wa, 1), inv_inertia=(Ja, 1), torque=(np.empty((*m.batch, 0)), 1)
-    )
-    n = int(np.prod(batch, dtype=np.int64))
-
-    def flat(a: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(np.broadcast_to(a, (*batch, a.shape[-1])).reshape(n, -1))
-
-    q0, w0, J = flat(qa), flat(wa), flat(Ja)
+    n = q0.shape[0]
     kinds, P, fn = m.kernel_args(batch)
-    R0 = _matrices(q0)
+    R0 = quat_to_matrix(q0)
     L0 = np.einsum("nij,nj->ni", R0, np.einsum("nji,nj->ni", R0, w0) / J)
     tau = np.empty((n, 3))
 
@@ -521,7 +512,7 @@ def reference(
         qq = y[: 4 * n].reshape(n, 4)
         L = y[4 * n :].reshape(n, 3)
         qn = qq / np.linalg.norm(qq, axis=1, keepdims=True)
-        R = _matrices(qn)
+        R = quat_to_matrix(qn)
         w = np.einsum("nij,nj->ni", R, J * np.einsum("nji,nj->ni", R, L))
         _k.torque_batch(kinds, P, fn, time, qn, w, J, tau)
         dq = 0.5 * np.concatenate(
@@ -545,6 +536,6 @@ def reference(
     qq = sol.y[: 4 * n].T.reshape(T, n, 4)
     qq = qq / np.linalg.norm(qq, axis=-1, keepdims=True)
     L = sol.y[4 * n :].T.reshape(T, n, 3)
-    R = _matrices(qq)
+    R = quat_to_matrix(qq)
     w = np.einsum("tnij,tnj->tni", R, J * np.einsum("tnji,tnj->tni", R, L))
     return qq.reshape((T, *batch, 4)), w.reshape((T, *batch, 3))

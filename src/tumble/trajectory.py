@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
 
-__all__ = ["Trajectory"]
+__all__ = ["Trajectory", "record_count", "record_steps"]
 
 _Index = slice | SupportsIndex | ArrayLike
 
@@ -106,3 +106,20 @@ class Trajectory:
                 f"bodies: expected indices within the batch shape {batch}, got {bodies!r} ({exc})"
             ) from None
         return Trajectory(t=t, **arrays)
+
+
+def record_count(steps: int, every: int) -> int:
+    """Number of records of a run of ``steps >= 0`` steps recorded every ``every >= 1``:
+    ``floor(steps/every) + 1``, plus one when ``every`` does not divide ``steps`` (the final
+    step is always recorded)."""
+    if not (isinstance(steps, int) and isinstance(every, int) and steps >= 0 and every >= 1):
+        raise InputError(
+            f"steps, every: expected integers >= 0 and >= 1, got {steps!r} and {every!r}"
+        )
+    return steps // every + 1 + (1 if steps % every else 0)
+
+
+def record_steps(steps: int, every: int) -> np.ndarray:
+    """Step index of each record (:func:`record_count` of them): ``0, every, 2 every, ...``
+    and ``steps`` last, as :func:`tumble.rigid.simulate` records them."""
+    return np.minimum(np.arange(record_count(steps, every)) * every, steps)
