@@ -256,3 +256,48 @@ def test_importing_tumble_dual_does_not_import_scipy():
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_chain_rule_of_large_duals_gives_numpys_bits(rng, dtype, monkeypatch):
+    """Large binary results take the row kernel; it must give the same bits as the ufunc
+    that small ones take (``c_a * dA + c_b * dB``, no fused multiply-add), for strided
+    values, broadcast seed partials, full partials, scalar and array coefficients."""
+    import tumble.dual.number as number
+    from tumble._kernels.dual import lincomb2, lincomb2_rows
+    from tumble.dual import jacobian
+
+    calls = []
+
+    def kernel(*args):
+        calls.append(args[-1].shape)
+        return lincomb2_rows(*args)
+
+    monkeypatch.setattr(number, "_LINCOMB2", [lincomb2, kernel])
+
+    def f(p):
+        a, b, c = p[..., 0], p[..., 1], p[..., 2]
+        ab = a * b  # array coefficients, broadcast seed partials
+        u = 2.5 * (b - a) + np.sin(c)  # scalar and array coefficients
+        return np.stack([ab * np.exp(-0.25 * c), u - ab, u * ab - 3 * c], axis=-1)
+
+    x = rng.normal(size=(4000, 3)).astype(dtype)  # 12 000 partials per result
+    fused = jacobian(f, x, batched=True)
+    assert len(calls) >= 5  # every binary rule with both arguments dual
+    monkeypatch.setattr(number, "FUSED_ROWS_MIN", 2**62)
+    plain = jacobian(f, x, batched=True)
+    assert fused.dtype == plain.dtype == dtype
+    np.testing.assert_array_equal(fused, plain)
+    a, b, c = (x[:, i].astype(np.float64) for i in range(3))
+    e, ab, u = np.exp(-0.25 * c), a * b, 2.5 * (b - a) + np.sin(c)
+    zero = np.zeros_like(a)
+    analytic = np.stack(
+        [
+            np.stack([b * e, a * e, -ab * e / 4], axis=-1),
+            np.stack([-2.5 - b, 2.5 - a, np.cos(c)], axis=-1),
+            np.stack([-2.5 * ab + u * b, 2.5 * ab + u * a, np.cos(c) * ab - 3 + zero], axis=-1),
+        ],
+        axis=-2,
+    )
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    close(fused, analytic, tol)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -151,7 +151,10 @@ def _extract(y: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
     _check_escaped(y, tag)
     if isinstance(y, Dual):
         if y.tag == tag:
-            return y.shape, np.moveaxis(split(y, tag)[1], 0, -1)
+            d = split(y, tag)[1]
+            if type(d) is np.ndarray:  # the k axis last by a transpose (np.moveaxis costs µs)
+                return y.shape, d.transpose((*range(1, d.ndim), 0))
+            return y.shape, np.moveaxis(d, 0, -1)
         if y.tag > tag:
             raise InputError(
                 f"f: returned a dual of tag {y.tag}, which belongs to a differentiation that "
@@ -276,29 +279,39 @@ def _check_size(rows: int, n: int, x: Any, batched: bool, max_bytes: int) -> Non
     )
 
 
-def _one_pass(
-    f: Function,
-    x: NDArray[np.floating] | Dual,
-    tag: int,
-    chunk: int,
-    batched: bool,
-    max_bytes: int,
-) -> tuple[tuple[int, ...], Any]:
-    """(output shape, Jacobian) of ``f`` at all of ``x``: ``ceil(n / chunk)`` evaluations."""
-    shape = shape_of(x)
+def _seeds(shape: tuple[int, ...], chunk: int, batched: bool, dtype: Any) -> Iterator[Any]:
+    """The seeds of the evaluations at ``x`` of shape ``shape``, one at a time: a
+    ``(k,) + shape`` array per chunk of ``k <= chunk`` unit directions (batched seeds are
+    broadcast views, the same at every point)."""
     n = shape[-1] if batched else math.prod(shape)
-    pieces = []
-    out_shape: tuple[int, ...] = ()
     for start in range(0, n, chunk) if n else [0]:
         k = min(chunk, n - start)
-        rows = np.zeros((k, n), dtype=real_dtype(x))
+        rows = np.zeros((k, n), dtype=dtype)
         rows[np.arange(k), start + np.arange(k)] = 1.0
         if batched:
             seed = np.broadcast_to(rows.reshape((k,) + (1,) * (len(shape) - 1) + (n,)), (k, *shape))
         else:
             seed = rows.reshape((k, *shape))
-        out_shape, d = _evaluate(f, x, seed, tag, k)
-        if start == 0:
+        yield seed
+
+
+def _one_pass(
+    f: Function,
+    x: NDArray[np.floating] | Dual,
+    tag: int,
+    seeds: Iterable[Any],
+    batched: bool,
+    max_bytes: int,
+) -> tuple[tuple[int, ...], Any]:
+    """(output shape, Jacobian) of ``f`` at all of ``x``: one evaluation per seed (from
+    :func:`_seeds`, for ``x``'s shape)."""
+    shape = shape_of(x)
+    n = shape[-1] if batched else math.prod(shape)
+    pieces = []
+    out_shape: tuple[int, ...] = ()
+    for i, seed in enumerate(seeds):
+        out_shape, d = _evaluate(f, x, seed, tag, seed.shape[0])
+        if i == 0:
             _check_size(math.prod(out_shape), n, x, batched, max_bytes)
         pieces.append(d)
     jac = pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=-1)
@@ -366,14 +379,26 @@ def _jacobian_passes(
     max_bytes: int,
 ) -> tuple[tuple[int, ...], tuple[int, ...], Any]:
     shape = shape_of(x)
+    dtype = real_dtype(x)
     # Nested drivers (x a dual) and unbatched Jacobians run in one pass.
     rows = _rows_per_pass(shape, points_per_pass) if batched and is_plain(x) else None
     if rows is None:
-        out_shape, jac = _one_pass(f, x, tag, chunk, batched, max_bytes)
+        out_shape, jac = _one_pass(
+            f, x, tag, _seeds(shape, chunk, batched, dtype), batched, max_bytes
+        )
         return shape, out_shape, jac
+    # The seeds are the same at every point: built once for all of x when they fit in one
+    # chunk (the usual field), and sliced with the points; else built for each slice.
+    whole = list(_seeds(shape, chunk, batched, dtype)) if shape[-1] <= chunk else None
+
+    def seeds(start: int) -> Iterable[Any]:
+        if whole is not None:
+            return [seed[:, start : start + rows] for seed in whole]
+        return _seeds((min(rows, shape[0] - start), *shape[1:]), chunk, batched, dtype)
+
     lead = shape[:-1]
     try:
-        out_shape, first = _one_pass(f, x[:rows], tag, chunk, batched, max_bytes)
+        out_shape, first = _one_pass(f, x[:rows], tag, seeds(0), batched, max_bytes)
         sliceable = out_shape[: len(lead)] == (rows, *lead[1:]) and len(out_shape) <= len(lead) + 1
     except Exception:
         sliceable = False
@@ -381,7 +406,9 @@ def _jacobian_passes(
         # f does not act on a slice of the points as on the whole (it combines x with
         # per-point arrays of the full batch, say): differentiate all points at once; a
         # genuine error in f is raised from there.
-        out_shape, jac = _one_pass(f, x, tag, chunk, batched, max_bytes)
+        out_shape, jac = _one_pass(
+            f, x, tag, _seeds(shape, chunk, batched, dtype), batched, max_bytes
+        )
         return shape, out_shape, jac
     full_shape = (shape[0], *out_shape[1:])
     _check_size(math.prod(full_shape), shape[-1], x, batched, max_bytes)
@@ -390,7 +417,9 @@ def _jacobian_passes(
     jac = np.moveaxis(np.empty((first.shape[-1], *full_shape), dtype=first.dtype), 0, -1)
     jac[:rows] = first
     for start in range(rows, shape[0], rows):
-        part_shape, part = _one_pass(f, x[start : start + rows], tag, chunk, batched, max_bytes)
+        part_shape, part = _one_pass(
+            f, x[start : start + rows], tag, seeds(start), batched, max_bytes
+        )
         if part_shape[1:] != out_shape[1:]:
             raise InputError(
                 f"f: returned shape {part_shape} for points {start}:{start + rows} but "
