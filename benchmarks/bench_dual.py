@@ -18,9 +18,9 @@ the (N, 3, 3) Jacobian at the same N points:
 Each contender is timed with ``best_time`` in alternating rounds, keeping the best round,
 because other jobs share the machine. The goal: the dual Jacobian at 10^5 points within 2x
 of the analytic one. At that size the run also reports CPU time and minor page faults per
-call: a single pass over 10^5 points needs ~21 MB at its peak, above glibc malloc's trim
-threshold, so its memory goes back to the kernel after every call and is faulted in again;
-slices of a few thousand points stay in cache and reuse their memory.
+call: a single pass over 10^5 points needs ~21 MB at its peak; the drivers raise glibc
+malloc's thresholds on their first evaluation so that this memory is reused rather than
+handed back to the kernel and faulted in again after every call (``docs/dual.md``).
 
 Usage: ``tumble bench dual [--sizes N [N ...]] [--rounds R]``.
 """
@@ -228,9 +228,8 @@ def main(argv: list[str] | None = None) -> int:
                         ("one_pass", "dual in one pass"),
                     )
                 )
-                + ". The one-pass evaluation's peak memory exceeds glibc malloc's trim "
-                "threshold, so it is handed back to the kernel after each call and faulted "
-                "in again; the slices keep their working set in cache and reuse it. "
+                + ". Page faults mean that freed memory was handed back to the kernel and "
+                "faulted in again (docs/dual.md, 'Memory that is freed stays for reuse'). "
                 f"NaN-safe partials (the default) cost {100 * nan_cost_wall:+.1f} % in wall "
                 f"time and {100 * nan_cost_cpu:+.1f} % in CPU time against nan_safe(False) "
                 f"(best of {args.rounds} alternating rounds; the allowance was 5 %)."

@@ -68,17 +68,20 @@ while Python overhead shrinks with the number of passes ``ceil(n / chunk)``. 64 
 (1000,) input at 16 passes and its intermediates at 0.5 MB each.
 """
 
-DEFAULT_POINTS_PER_PASS = 8192
+DEFAULT_POINTS_PER_PASS = 65536
 """Most points per evaluation of ``f`` in the batched drivers (``batched=True``).
 
 Points are independent there, so they are differentiated in slices along the first axis.
-A slice of 8192 points keeps each intermediate of a small field (its value, 64 kB in
-float64, and ``k`` times that in partials) in the core's L2 cache and the pass's working
-set of a few MB below glibc malloc's trim threshold, so memory is reused from one
-operation to the next instead of being returned to the kernel and page-faulted back.
-Smaller slices pay the Python cost of a pass (about 10 µs per operation) more often.
-Measured in ``benchmarks/bench_dual.py``; ``docs/dual.md`` has the numbers.
+Each pass pays the Python cost of every operation of ``f`` (about 10 µs each), so passes
+should be few; a slice of 65536 points keeps each intermediate of a small field (its value,
+512 kB in float64, and ``k`` times that in partials) well below the allocator's
+thresholds once :func:`_keep_freed_memory` has raised them, so memory is reused from one
+operation to the next. Measured in ``benchmarks/bench_dual.py``; ``docs/dual.md`` has the
+numbers.
 """
+
+_ALLOCATOR_BLOCK_BYTES = 30 << 20
+"""Size of the block :func:`_keep_freed_memory` allocates and frees once per process."""
 
 MAX_JACOBIAN_BYTES = 2 << 30
 """Largest Jacobian the drivers build (bytes, default 2 GiB); ``max_bytes=`` raises it.
@@ -186,6 +189,29 @@ def _may_hold_nan(d: Any) -> bool:
     return bool(np.any(np.isnan(d)))
 
 
+_ALLOCATOR_RAISED = [False]
+
+
+def _keep_freed_memory() -> None:
+    """Once per process, allocate and free one block of ``_ALLOCATOR_BLOCK_BYTES``.
+
+    glibc's malloc starts by serving blocks above 128 kB with ``mmap`` and giving freed
+    memory at the top of the heap back to the kernel above 128 kB; when a block that was
+    served by ``mmap`` is freed, it raises the first threshold to that block's size (at
+    most 32 MB) and the second to twice that (mallopt(3), "dynamic mmap threshold"). A
+    dual evaluation allocates and frees many arrays of a few MB; below raised thresholds
+    they are reused, while at the initial ones every call handed its memory back and
+    page-faulted it in again (4 400 minor faults and 2.5 times the time for a Jacobian at
+    10^5 points). Any NumPy program that has freed a large array is in the raised state;
+    this makes it so from the first call. The block is never touched (no page is faulted
+    in); the cost is that the process may keep up to about 60 MB of freed memory for
+    reuse. Other allocators ignore it.
+    """
+    if not _ALLOCATOR_RAISED[0]:
+        _ALLOCATOR_RAISED[0] = True
+        np.empty(_ALLOCATOR_BLOCK_BYTES, dtype=np.uint8)
+
+
 def _evaluate(f: Function, x: Any, seed: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
     """Output shape and partials of ``f`` at ``x`` seeded with ``seed`` (``(k,) + S``).
 
@@ -193,6 +219,7 @@ def _evaluate(f: Function, x: Any, seed: Any, tag: int, k: int) -> tuple[tuple[i
     input; if the result still holds a NaN, ``f`` is evaluated again checking every
     coefficient, which gives what checking always would, at the price of that one pass.
     """
+    _keep_freed_memory()
     out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
     if nan_safe_enabled() and _may_hold_nan(d):
         with checking_every_coefficient():
