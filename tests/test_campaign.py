@@ -84,26 +84,6 @@ EXCLUDED = {
 }
 
 
-#: Known gaps, each with its reason: the campaign still calls them and reports them as
-#: expected failures (xfail, not strict), so that they show in every run until fixed.
-#: A key ending in "." covers a module's ``__all__``; any other key is one callable.
-KNOWN_GAPS = {
-    "tumble.dual.number.": "dual internals (exported by the submodule): the dual number "
-    "type is being reworked in parallel (issue 18's Dual items); its helpers take "
-    "unvalidated operands",
-    "tumble.dual.rules.": "dual internals, as above",
-    "tumble.lab.api.": "the lab is being restructured in parallel (issue 18's lab items): "
-    "SimulateRequest raises pydantic's ValidationError (FastAPI's 422 path), encode and "
-    "simulate take unvalidated objects",
-    "tumble.linkedlist.Cursor": "Cursor(owner, slot) is the container's internal "
-    "constructor (users get cursors from begin()/find()); not validated",
-    "tumble.linkedlist.cursor.": "container-internal helpers exported by the submodule",
-    "tumble.methods.MethodInfo": "the registry's record type, built by tumble.methods only",
-    "tumble.sweep.plot.plot": "sweep-plot is being changed in parallel (issue 18's "
-    "sweep-plot --out item): its paths are not validated yet",
-}
-
-
 @dataclass(frozen=True)
 class Target:
     """One callable of the public surface: ``module.name`` or ``module.Class.method``."""
@@ -418,18 +398,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.chdir(here)
 
 
-def _param(t: Target) -> Any:
-    # A key ending in "." covers a module; any other key is one callable.
-    gaps = [
-        why
-        for key, why in KNOWN_GAPS.items()
-        if t.label == key or (key.endswith(".") and t.label.startswith(key))
-    ]
-    marks = [pytest.mark.xfail(reason=gaps[0], strict=False)] if gaps else []
-    return pytest.param(t, id=t.label, marks=marks)
-
-
-@pytest.mark.parametrize("target", [_param(t) for t in TARGETS])
+@pytest.mark.parametrize("target", TARGETS, ids=[t.label for t in TARGETS])
 @settings(settings.get_profile(PROFILE))
 @given(data=st.data())
 def test_bad_input_gives_a_result_or_a_named_error(

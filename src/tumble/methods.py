@@ -65,6 +65,7 @@ __all__ = [
 CONSERVED_LABELS = {"L_norm": "|L|", "L_world": "world L", "energy": "energy"}
 
 EXACT_FOR = ("none", "spherical", "body", "symmetric", "all")
+_TEXT_FIELDS = ("name", "L_norm", "L_world", "energy", "cost", "description")
 TORQUE_MODES = ("held", "strang", "stages", "none")
 
 _EXACT_FOR_TEXT = {
@@ -123,10 +124,36 @@ class MethodInfo:
     substeps: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.exact_for not in EXACT_FOR or self.torque not in TORQUE_MODES:
-            raise ValueError(f"registry record {self.name!r}: bad exact_for or torque")
+        # A record is data that other code trusts (kernels by id, tables by column): each
+        # field is checked as the registry and composed() build it.
+        order_ok = type(self.order) in (int, float) and self.order >= 0
+        kernel_ok = self.kernel is None or type(self.kernel) is int
+        checks = [(f, isinstance(getattr(self, f), str), "a str") for f in _TEXT_FIELDS]
+        checks += [
+            (f, type(getattr(self, f)) is bool, "a bool") for f in ("symmetric", "locked_axes")
+        ]
+        checks += [
+            ("kernel", kernel_ok, "a kernel id (int) or None"),
+            ("order", order_ok, "a number >= 0 (inf: exact)"),
+            ("exact_for", self.exact_for in EXACT_FOR, f"one of {EXACT_FOR}"),
+            ("torque", self.torque in TORQUE_MODES, f"one of {TORQUE_MODES}"),
+            (
+                "substeps",
+                type(self.substeps) is tuple
+                and all(type(g) is float and math.isfinite(g) for g in self.substeps),
+                "a tuple of finite floats",
+            ),
+        ]
+        for field, ok, expected in checks:
+            if not ok:
+                raise InputError(
+                    f"{field}: expected {expected}, got {describe(getattr(self, field))}"
+                )
         if "\n" in self.description or len(self.description) > 100:
-            raise ValueError(f"registry record {self.name!r}: description must be one line")
+            raise InputError(
+                "description: expected one line of at most 100 characters, got "
+                f"{describe(self.description)}"
+            )
 
     @property
     def base(self) -> str:
