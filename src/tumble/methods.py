@@ -66,6 +66,13 @@ CONSERVED_LABELS = {"L_norm": "|L|", "L_world": "world L", "energy": "energy"}
 
 EXACT_FOR = ("none", "spherical", "body", "symmetric", "all")
 _TEXT_FIELDS = ("name", "L_norm", "L_world", "energy", "cost", "description")
+
+
+def _one_of(value: object, choices: tuple[str, ...]) -> bool:
+    # Only a str is compared: `in` on an array would compare elementwise.
+    return isinstance(value, str) and value in choices
+
+
 TORQUE_MODES = ("held", "strang", "stages", "none")
 
 _EXACT_FOR_TEXT = {
@@ -135,8 +142,8 @@ class MethodInfo:
         checks += [
             ("kernel", kernel_ok, "a kernel id (int) or None"),
             ("order", order_ok, "a number >= 0 (inf: exact)"),
-            ("exact_for", self.exact_for in EXACT_FOR, f"one of {EXACT_FOR}"),
-            ("torque", self.torque in TORQUE_MODES, f"one of {TORQUE_MODES}"),
+            ("exact_for", _one_of(self.exact_for, EXACT_FOR), f"one of {EXACT_FOR}"),
+            ("torque", _one_of(self.torque, TORQUE_MODES), f"one of {TORQUE_MODES}"),
             (
                 "substeps",
                 type(self.substeps) is tuple
