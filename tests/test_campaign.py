@@ -12,7 +12,8 @@ Three outcomes pass (``docs/limitations.md``, "Two rules for bad input"):
 1. a result;
 2. :class:`tumble.InputError` whose message starts with the name of an argument of the
    call (for a method, also a field of its object: ``scale: ...`` from
-   ``Transform.inverse``);
+   ``Transform.inverse``; for a check done on a caller's behalf, the name it was given as
+   ``argument``: ``methods.check(name, argument="method")`` reports ``method: ...``);
 3. an exception whose type the callable's docstring (or its module's) names
    (``IndexError`` of ``Cursor.advance``, ``ArgumentTypeError`` of the command-line
    argument types...).
@@ -364,6 +365,10 @@ def _check_outcome(target: Target, call: Callable[[], Any], shown: dict[str, Any
         return
     if isinstance(error, InputError):
         allowed = {p.name for p in target.params} | target.fields
+        # A check done for a caller (``methods.check(name, argument)``) reports under the
+        # caller's argument name, which it receives as ``argument``.
+        if isinstance(shown.get("argument"), str):
+            allowed.add(shown["argument"])
         assert _named(str(error)) & allowed, (
             f"{target.label}{shown}: InputError names none of {sorted(allowed)}: {error}"
         )

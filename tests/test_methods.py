@@ -207,3 +207,10 @@ def test_regression_method_info_names_a_bad_field(field, bad):
     with pytest.raises(InputError, match=rf"^{field}: expected"):
         methods.MethodInfo(**{**good, field: bad})
     assert methods.MethodInfo(**good) == rigid.method_info("splitting:suzuki4")
+
+
+@pytest.mark.parametrize("name", [[], ["splitting:suzuki4"], {"a": 1}, None, 3])
+def test_regression_composed_of_an_unhashable_name_is_an_input_error(name):
+    # issue 18 campaign: the cache of composed() hashed the name first (TypeError).
+    with pytest.raises(InputError, match=r"^name: expected '<base>:<scheme>'"):
+        methods.composed(name)

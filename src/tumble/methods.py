@@ -335,7 +335,6 @@ def check(name: object, argument: str) -> MethodInfo:
         raise InputError(f"{argument}: {str(exc).removeprefix('name: ')}") from None
 
 
-@lru_cache(maxsize=256)
 def composed(name: str) -> MethodInfo:
     """The record of the composed method ``name = "<base>:<scheme>"``.
 
@@ -352,6 +351,12 @@ def composed(name: str) -> MethodInfo:
     """
     if not isinstance(name, str) or ":" not in name:
         raise InputError(f"name: expected '<base>:<scheme>', got {describe(name)}")
+    return _composed(name)
+
+
+@lru_cache(maxsize=256)
+def _composed(name: str) -> MethodInfo:
+    """:func:`composed` of a str with a colon (cached: only hashable names reach it)."""
     base_name, _, scheme_name = name.partition(":")
     scheme = COMPOSITIONS.get(scheme_name)
     if scheme is None:

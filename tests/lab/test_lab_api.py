@@ -387,3 +387,16 @@ def test_slider_ranges_in_the_page_match_the_issue(client) -> None:
 def test_static_dir_is_in_the_package() -> None:
     folder = Path(server.__file__).parent / "static"
     assert {p.name for p in folder.iterdir()} >= {"index.html", "lab.js", "lab.css"}
+
+
+@pytest.mark.parametrize("payload", [5, None, [1, 2], {"a": object()}, {"a": {1j}}])
+def test_regression_encode_names_a_payload_it_cannot_write(payload) -> None:
+    # issue 18 campaign: orjson's TypeError escaped.
+    with pytest.raises(InputError, match=r"^payload: "):
+        api.encode(payload)
+
+
+def test_encode_writes_non_finite_numbers_as_null() -> None:
+    assert json.loads(api.encode({"a": np.array([1.0, np.nan, np.inf])})) == {
+        "a": [1.0, None, None]
+    }

@@ -401,7 +401,12 @@ def _rounded(a: np.ndarray) -> np.ndarray:
 
 def encode(payload: dict[str, Any]) -> bytes:
     """JSON bytes of a payload with NumPy arrays; non-finite numbers become ``null``."""
-    return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY)
+    if not isinstance(payload, dict):
+        raise InputError(f"payload: expected a dict, got {describe(payload)}")
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY)
+    except orjson.JSONEncodeError as exc:
+        raise InputError(f"payload: not JSON-serialisable ({exc})") from None
 
 
 # --------------------------------------------------------------------------------------
