@@ -214,3 +214,10 @@ def test_regression_composed_of_an_unhashable_name_is_an_input_error(name):
     # issue 18 campaign: the cache of composed() hashed the name first (TypeError).
     with pytest.raises(InputError, match=r"^name: expected '<base>:<scheme>'"):
         methods.composed(name)
+
+
+@pytest.mark.parametrize("argument", ["", None, 3])
+def test_regression_check_needs_a_name_to_report_under(argument):
+    # issue 18 campaign: check(x, "") raised an InputError that named nothing (": ...").
+    with pytest.raises(InputError, match=r"^argument: expected the name"):
+        methods.check("rk4", argument)

@@ -315,9 +315,10 @@ def check(name: object, argument: str) -> MethodInfo:
         Not a method name: unknown, an unknown scheme, a base that is not time-symmetric or
         that is exact already, more than one scheme.
     """
-    if not isinstance(argument, str):
+    if not isinstance(argument, str) or not argument:
         raise InputError(
-            f"argument: expected the name of the argument checked (str), got {describe(argument)}"
+            "argument: expected the name of the argument checked (a non-empty str), got "
+            f"{describe(argument)}"
         )
     if not isinstance(name, str):
         raise InputError(f"{argument}: expected a method name (str), got {type(name).__name__}")
