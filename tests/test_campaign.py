@@ -12,7 +12,8 @@ Three outcomes pass (``docs/limitations.md``, "Two rules for bad input"):
 1. a result;
 2. :class:`tumble.InputError` whose message starts with the name of an argument of the
    call (for a method, also a field of its object: ``scale: ...`` from
-   ``Transform.inverse``);
+   ``Transform.inverse``; for a check done on a caller's behalf, the name it was given as
+   ``argument``: ``methods.check(name, argument="method")`` reports ``method: ...``);
 3. an exception whose type the callable's docstring (or its module's) names
    (``IndexError`` of ``Cursor.advance``, ``ArgumentTypeError`` of the command-line
    argument types...).
@@ -81,26 +82,6 @@ EXCLUDED = {
     "tumble.sweep.cli.add_arguments": "argparse parser of tumble sweep",
     "tumble.sweep.plot.run": "argparse namespace of tumble sweep-plot",
     "tumble.sweep.plot.add_arguments": "argparse parser of tumble sweep-plot",
-}
-
-
-#: Known gaps, each with its reason: the campaign still calls them and reports them as
-#: expected failures (xfail, not strict), so that they show in every run until fixed.
-#: A key ending in "." covers a module's ``__all__``; any other key is one callable.
-KNOWN_GAPS = {
-    "tumble.dual.number.": "dual internals (exported by the submodule): the dual number "
-    "type is being reworked in parallel (issue 18's Dual items); its helpers take "
-    "unvalidated operands",
-    "tumble.dual.rules.": "dual internals, as above",
-    "tumble.lab.api.": "the lab is being restructured in parallel (issue 18's lab items): "
-    "SimulateRequest raises pydantic's ValidationError (FastAPI's 422 path), encode and "
-    "simulate take unvalidated objects",
-    "tumble.linkedlist.Cursor": "Cursor(owner, slot) is the container's internal "
-    "constructor (users get cursors from begin()/find()); not validated",
-    "tumble.linkedlist.cursor.": "container-internal helpers exported by the submodule",
-    "tumble.methods.MethodInfo": "the registry's record type, built by tumble.methods only",
-    "tumble.sweep.plot.plot": "sweep-plot is being changed in parallel (issue 18's "
-    "sweep-plot --out item): its paths are not validated yet",
 }
 
 
@@ -384,6 +365,10 @@ def _check_outcome(target: Target, call: Callable[[], Any], shown: dict[str, Any
         return
     if isinstance(error, InputError):
         allowed = {p.name for p in target.params} | target.fields
+        # A check done for a caller (``methods.check(name, argument)``) reports under the
+        # caller's argument name, which it receives as ``argument``.
+        if isinstance(shown.get("argument"), str):
+            allowed.add(shown["argument"])
         assert _named(str(error)) & allowed, (
             f"{target.label}{shown}: InputError names none of {sorted(allowed)}: {error}"
         )
@@ -418,18 +403,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.chdir(here)
 
 
-def _param(t: Target) -> Any:
-    # A key ending in "." covers a module; any other key is one callable.
-    gaps = [
-        why
-        for key, why in KNOWN_GAPS.items()
-        if t.label == key or (key.endswith(".") and t.label.startswith(key))
-    ]
-    marks = [pytest.mark.xfail(reason=gaps[0], strict=False)] if gaps else []
-    return pytest.param(t, id=t.label, marks=marks)
-
-
-@pytest.mark.parametrize("target", [_param(t) for t in TARGETS])
+@pytest.mark.parametrize("target", TARGETS, ids=[t.label for t in TARGETS])
 @settings(settings.get_profile(PROFILE))
 @given(data=st.data())
 def test_bad_input_gives_a_result_or_a_named_error(

@@ -28,6 +28,7 @@ from tumble._kernels import exact as kernels
 from tumble.exact import (
     EQUAL_RTOL,
     body_period,
+    polhode,
     torque_free,
     torque_free_from_momentum,
 )
@@ -1041,3 +1042,10 @@ def test_torque_free_checks_the_size_of_its_result_first() -> None:
     with pytest.raises(InputError, match=r"^t: 1000000 times x 1000 bodies of states would"):
         torque_free(np.tile([1.0, 0, 0, 0], (1000, 1)), [0.0, 0.0, 1.0], [1.0, 2.0, 3.0],
                     np.zeros(10**6))  # fmt: skip
+
+
+@pytest.mark.parametrize("energy_factor", [[], [0.5, 0.6], np.zeros((1,)), "0.5", None, np.nan])
+def test_regression_polhode_names_an_energy_factor_that_is_no_number(energy_factor):
+    # issue 18 campaign: an empty list passed the shape check and float() raised TypeError.
+    with pytest.raises(InputError, match=r"^energy_factor: expected a"):
+        polhode([1.0, 0.6, 0.35], energy_factor)

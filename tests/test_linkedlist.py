@@ -866,3 +866,23 @@ def test_regression_count_if_with_a_two_argument_function():
     with pytest.raises(InputError, match="key: expected a function of 1 positional argument"):
         ContiguousList([3, 1, 2]).sort(key=lambda a, b: a)
     assert ContiguousList([1, 2, 3]).count_if(lambda a: a > 1) == 2
+
+
+@pytest.mark.parametrize(
+    ("owner", "slot", "name"),
+    [(None, 1, "owner"), ([1, 2, 3], 1, "owner"), ("list", 0, "owner")]
+    + [("cl", s, "slot") for s in (-1, 4, 2**64, 1.0, "1", None)],
+)
+def test_regression_cursor_constructor_checks_owner_and_slot(owner, slot, name):
+    # issue 18: Cursor(owner, slot) read owner._genv[slot] unchecked (AttributeError,
+    # IndexError, or a cursor past the list's elements).
+    cl = ContiguousList([3, 1, 2])
+    with pytest.raises(InputError, match=rf"^{name}: "):
+        Cursor(cl if owner == "cl" else owner, slot)
+
+
+def test_cursor_constructor_at_a_slot_is_the_cursor_the_list_gives():
+    cl = ContiguousList([3, 1, 2])
+    assert Cursor(cl, 0) == cl.end()
+    first = cl.begin()
+    assert Cursor(cl, first._slot) == first

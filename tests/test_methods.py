@@ -7,6 +7,7 @@ symmetric and spherical tops against :func:`tumble.exact.torque_free`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -179,3 +180,44 @@ def test_torque_and_locked_axes_are_as_recorded(info):
     else:
         with pytest.raises(InputError, match=r"^inv_inertia: "):
             rigid.step(Q0, OMEGA0, locked, DT, info.name)
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [
+        ("name", None),
+        ("kernel", "1"),
+        ("kernel", True),
+        ("order", -1.0),
+        ("order", math.nan),
+        ("order", "2"),
+        ("exact_for", "sometimes"),
+        ("symmetric", 1),
+        ("torque", None),
+        ("locked_axes", "yes"),
+        ("cost", 3),
+        ("description", "two\nlines"),
+        ("substeps", [0.5, 0.5]),
+        ("substeps", (math.inf,)),
+    ],
+)
+def test_regression_method_info_names_a_bad_field(field, bad):
+    # issue 18: a hand-built MethodInfo accepted anything but two columns.
+    good = dataclasses.asdict(rigid.method_info("splitting:suzuki4"))
+    with pytest.raises(InputError, match=rf"^{field}: expected"):
+        methods.MethodInfo(**{**good, field: bad})
+    assert methods.MethodInfo(**good) == rigid.method_info("splitting:suzuki4")
+
+
+@pytest.mark.parametrize("name", [[], ["splitting:suzuki4"], {"a": 1}, None, 3])
+def test_regression_composed_of_an_unhashable_name_is_an_input_error(name):
+    # issue 18 campaign: the cache of composed() hashed the name first (TypeError).
+    with pytest.raises(InputError, match=r"^name: expected '<base>:<scheme>'"):
+        methods.composed(name)
+
+
+@pytest.mark.parametrize("argument", ["", None, 3])
+def test_regression_check_needs_a_name_to_report_under(argument):
+    # issue 18 campaign: check(x, "") raised an InputError that named nothing (": ...").
+    with pytest.raises(InputError, match=r"^argument: expected the name"):
+        methods.check("rk4", argument)

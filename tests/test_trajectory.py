@@ -93,6 +93,30 @@ def test_record_steps_are_every_kth_step_and_the_last() -> None:
     assert record_count(0, 5) == 1
     tr = rigid.simulate([1.0, 0, 0, 0], [0.1, 0.2, 0.3], [1.0, 2.0, 3.0], 0.1, 10, "jolt", every=3)
     np.testing.assert_allclose(tr.t, record_steps(10, 3) * 0.1)
-    for bad in [(-1, 1), (5, 0), (5.0, 1), (5, None)]:
-        with pytest.raises(InputError, match=r"^steps, every: expected integers"):
+    for bad, name in [((-1, 1), "steps"), ((5, 0), "every"), ((5.0, 1), "steps")]:
+        with pytest.raises(InputError, match=rf"^{name}: expected an integer"):
             record_count(*bad)
+    with pytest.raises(InputError, match=r"^every: expected an integer"):
+        record_count(5, None)
+
+
+@pytest.mark.parametrize(
+    ("steps", "every", "name"),
+    [(True, 1, "steps"), (3, 2**63, "every"), (2**64, 1, "steps"), (10**12, 1, "steps, every")],
+)
+def test_regression_record_steps_refuses_bool_overflow_and_huge_counts(steps, every, name):
+    # issue 18 campaign: record_steps(True, 2**63) raised OverflowError from NumPy; a
+    # count of 10**12 records was allocated without a size check.
+    from tumble.trajectory import record_steps
+
+    with pytest.raises(InputError, match=rf"^{name}: "):
+        record_steps(steps, every)
+
+
+def test_regression_record_steps_near_int64_max_does_not_wrap():
+    # (n - 1) * every stays below steps, so the largest counts keep exact indices.
+    from tumble.trajectory import record_steps
+
+    big = 2**63 - 1
+    assert record_steps(big, big - 1).tolist() == [0, big - 1, big]
+    assert record_steps(big, big).tolist() == [0, big]

@@ -13,6 +13,7 @@ import numbers
 import os
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -131,6 +132,13 @@ def as_scalar(
     if nonnegative and not value >= 0:
         raise InputError(f"{name}: expected a number >= 0, got {value}")
     return value
+
+
+def as_path(x: Any, name: str) -> Path:
+    """Return ``x`` (a ``str`` or ``os.PathLike``) as a :class:`~pathlib.Path`."""
+    if not isinstance(x, str | os.PathLike):
+        raise InputError(f"{name}: expected a file path (str or Path), got {describe(x)}")
+    return Path(x)
 
 
 #: The largest integer compiled code can take (int64): :func:`as_int`'s default ceiling.

@@ -28,7 +28,7 @@ import numpy as np
 
 from tumble import figures, rigid, scenarios
 from tumble._errors import InputError
-from tumble._validate import as_int
+from tumble._validate import as_int, as_path
 from tumble._validate import describe as describe_value
 from tumble.arguments import (
     fraction,
@@ -375,9 +375,7 @@ def plot(
     results = _check_results(results)
     if not isinstance(case, scenarios.Case):
         raise InputError(f"case: expected a tumble.scenarios.Case, got {describe_value(case)}")
-    if not isinstance(path, str | os.PathLike):
-        raise InputError(f"path: expected a file path (str or Path), got {describe_value(path)}")
-    path = Path(path)
+    path = as_path(path, "path")
     every = as_int(every, "every", minimum=1)
     if not isinstance(title, str):
         raise InputError(f"title: expected a str, got {describe_value(title)}")

@@ -48,7 +48,13 @@ from tumble import rotation
 from tumble._errors import InputError
 from tumble._kernels import exact as kernels
 from tumble._kernels.dispatch import use_parallel
-from tumble._validate import as_float_array, broadcast_leading, check_memory, common_dtype
+from tumble._validate import (
+    as_float_array,
+    as_scalar,
+    broadcast_leading,
+    check_memory,
+    common_dtype,
+)
 
 __all__ = [
     "EQUAL_RTOL",
@@ -376,7 +382,7 @@ def polhode(inv_inertia: ArrayLike, energy_factor: float, points: int = 129) -> 
     J = as_float_array(inv_inertia, "inv_inertia", (3,))
     if J.shape != (3,) or np.any(J < 0):
         raise InputError(f"inv_inertia: expected three inverse moments >= 0, got {J.tolist()}")
-    e = float(as_float_array(energy_factor, "energy_factor", ()))
+    e = as_scalar(energy_factor, "energy_factor")
     n = points if isinstance(points, (int, np.integer)) and not isinstance(points, bool) else -1
     if n < 3 or n > 100_000:
         raise InputError(f"points: expected an integer in [3, 100000], got {points!r}")

@@ -65,6 +65,14 @@ __all__ = [
 CONSERVED_LABELS = {"L_norm": "|L|", "L_world": "world L", "energy": "energy"}
 
 EXACT_FOR = ("none", "spherical", "body", "symmetric", "all")
+_TEXT_FIELDS = ("name", "L_norm", "L_world", "energy", "cost", "description")
+
+
+def _one_of(value: object, choices: tuple[str, ...]) -> bool:
+    # Only a str is compared: `in` on an array would compare elementwise.
+    return isinstance(value, str) and value in choices
+
+
 TORQUE_MODES = ("held", "strang", "stages", "none")
 
 _EXACT_FOR_TEXT = {
@@ -123,10 +131,36 @@ class MethodInfo:
     substeps: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.exact_for not in EXACT_FOR or self.torque not in TORQUE_MODES:
-            raise ValueError(f"registry record {self.name!r}: bad exact_for or torque")
+        # A record is data that other code trusts (kernels by id, tables by column): each
+        # field is checked as the registry and composed() build it.
+        order_ok = type(self.order) in (int, float) and self.order >= 0
+        kernel_ok = self.kernel is None or type(self.kernel) is int
+        checks = [(f, isinstance(getattr(self, f), str), "a str") for f in _TEXT_FIELDS]
+        checks += [
+            (f, type(getattr(self, f)) is bool, "a bool") for f in ("symmetric", "locked_axes")
+        ]
+        checks += [
+            ("kernel", kernel_ok, "a kernel id (int) or None"),
+            ("order", order_ok, "a number >= 0 (inf: exact)"),
+            ("exact_for", _one_of(self.exact_for, EXACT_FOR), f"one of {EXACT_FOR}"),
+            ("torque", _one_of(self.torque, TORQUE_MODES), f"one of {TORQUE_MODES}"),
+            (
+                "substeps",
+                type(self.substeps) is tuple
+                and all(type(g) is float and math.isfinite(g) for g in self.substeps),
+                "a tuple of finite floats",
+            ),
+        ]
+        for field, ok, expected in checks:
+            if not ok:
+                raise InputError(
+                    f"{field}: expected {expected}, got {describe(getattr(self, field))}"
+                )
         if "\n" in self.description or len(self.description) > 100:
-            raise ValueError(f"registry record {self.name!r}: description must be one line")
+            raise InputError(
+                "description: expected one line of at most 100 characters, got "
+                f"{describe(self.description)}"
+            )
 
     @property
     def base(self) -> str:
@@ -281,9 +315,10 @@ def check(name: object, argument: str) -> MethodInfo:
         Not a method name: unknown, an unknown scheme, a base that is not time-symmetric or
         that is exact already, more than one scheme.
     """
-    if not isinstance(argument, str):
+    if not isinstance(argument, str) or not argument:
         raise InputError(
-            f"argument: expected the name of the argument checked (str), got {describe(argument)}"
+            "argument: expected the name of the argument checked (a non-empty str), got "
+            f"{describe(argument)}"
         )
     if not isinstance(name, str):
         raise InputError(f"{argument}: expected a method name (str), got {type(name).__name__}")
@@ -301,7 +336,6 @@ def check(name: object, argument: str) -> MethodInfo:
         raise InputError(f"{argument}: {str(exc).removeprefix('name: ')}") from None
 
 
-@lru_cache(maxsize=256)
 def composed(name: str) -> MethodInfo:
     """The record of the composed method ``name = "<base>:<scheme>"``.
 
@@ -318,6 +352,12 @@ def composed(name: str) -> MethodInfo:
     """
     if not isinstance(name, str) or ":" not in name:
         raise InputError(f"name: expected '<base>:<scheme>', got {describe(name)}")
+    return _composed(name)
+
+
+@lru_cache(maxsize=256)
+def _composed(name: str) -> MethodInfo:
+    """:func:`composed` of a str with a colon (cached: only hashable names reach it)."""
     base_name, _, scheme_name = name.partition(":")
     scheme = COMPOSITIONS.get(scheme_name)
     if scheme is None:

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
+from tumble._validate import as_int, check_memory
 
 __all__ = ["Trajectory", "record_count", "record_steps"]
 
@@ -112,14 +113,16 @@ def record_count(steps: int, every: int) -> int:
     """Number of records of a run of ``steps >= 0`` steps recorded every ``every >= 1``:
     ``floor(steps/every) + 1``, plus one when ``every`` does not divide ``steps`` (the final
     step is always recorded)."""
-    if not (isinstance(steps, int) and isinstance(every, int) and steps >= 0 and every >= 1):
-        raise InputError(
-            f"steps, every: expected integers >= 0 and >= 1, got {steps!r} and {every!r}"
-        )
+    steps = as_int(steps, "steps", minimum=0)
+    every = as_int(every, "every", minimum=1)
     return steps // every + 1 + (1 if steps % every else 0)
 
 
 def record_steps(steps: int, every: int) -> np.ndarray:
     """Step index of each record (:func:`record_count` of them): ``0, every, 2 every, ...``
-    and ``steps`` last, as :func:`tumble.rigid.simulate` records them."""
-    return np.minimum(np.arange(record_count(steps, every)) * every, steps)
+    and ``steps`` last, as :func:`tumble.rigid.simulate` records them (int64)."""
+    n = record_count(steps, every)
+    check_memory(8 * n, "steps, every", "the record indices")
+    # The multiples of every below steps, then steps: no product passes steps, so none
+    # overflows int64 (arange(0, steps, every) would count them in floating point).
+    return np.append(np.arange(n - 1, dtype=np.int64) * np.int64(every), np.int64(steps))

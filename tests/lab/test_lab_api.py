@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tumble import diagnostics, exact, figures, rigid, scenarios
+from tumble import InputError, diagnostics, exact, figures, rigid, scenarios
 from tumble.lab import api, server
 
 #: Responses are rounded to api.DIGITS = 7 significant digits: relative error <= 5e-7.
@@ -96,44 +96,60 @@ def test_every_panel_finds_its_traces_in_the_answer(client, default_answer) -> N
 # ------------------------------------------------------------------------- 422 paths
 
 
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({"min_j": 0}, "min_j"),  # range: must be > 0
-        ({"min_j": -1.0}, "min_j"),
-        ({"min_j": 101}, "min_j"),
-        ({"median_j": 1.5}, "median_j"),
-        ({"energy": -0.1}, "energy"),
-        ({"energy": 2}, "energy"),
-        ({"steps_per_rotation": 0}, "steps_per_rotation"),
-        ({"steps_per_rotation": 100_001}, "steps_per_rotation"),
-        ({"rotations": 0}, "rotations"),
-        ({"rotations": -3}, "rotations"),
-        # wrong types: strict, no coercion of strings, booleans, fractions to int
-        ({"min_j": "0.5"}, "min_j"),
-        ({"energy": True}, "energy"),
-        ({"steps_per_rotation": 64.5}, "steps_per_rotation"),
-        ({"steps_per_rotation": "64"}, "steps_per_rotation"),
-        ({"rotations": None}, "rotations"),
-        ({"methods": "jolt"}, "methods"),
-        ({"methods": []}, "methods"),
-        ({"methods": ["jolt", "no_such_method"]}, "methods"),
-        ({"methods": ["jolt", "jolt"]}, "methods"),
-        ({"methods": [1]}, "methods"),
-        ({"inv_inertia": [1, 2], "omega_body": [1, 0, 0]}, "inv_inertia"),
-        ({"inv_inertia": [1, 2, -3], "omega_body": [1, 0, 0]}, "inv_inertia"),
-        ({"inv_inertia": [0, 0, 0], "omega_body": [1, 0, 0]}, "inv_inertia"),
-        ({"inv_inertia": [1, 2, 3], "omega_body": [1, 0]}, "omega_body"),
-        ({"inv_inertia": [1, 2, 3], "omega_body": [0, 0, 0]}, "omega_body"),
-        ({"inv_inertia": [1, 2, 3], "omega_body": [1e9, 0, 0]}, "omega_body"),
-        ({"inv_inertia": [1, 2, 3]}, "omega_body"),  # one without the other
-        ({"omega_body": [1, 2, 3]}, "inv_inertia"),
-        ({"inv_inertia": [1, 2, 3], "omega_body": [1, 0, 0], "energy": 0.3}, "energy"),
-        ({"min_j": 0.5, "unknown_field": 1}, "unknown_field"),
-    ],
-)
+#: Bodies the request schema refuses, each with the field its message must name.
+INVALID_BODIES = [
+    ({"min_j": 0}, "min_j"),  # range: must be > 0
+    ({"min_j": -1.0}, "min_j"),
+    ({"min_j": 101}, "min_j"),
+    ({"median_j": 1.5}, "median_j"),
+    ({"energy": -0.1}, "energy"),
+    ({"energy": 2}, "energy"),
+    ({"steps_per_rotation": 0}, "steps_per_rotation"),
+    ({"steps_per_rotation": 100_001}, "steps_per_rotation"),
+    ({"rotations": 0}, "rotations"),
+    ({"rotations": -3}, "rotations"),
+    # wrong types: strict, no coercion of strings, booleans, fractions to int
+    ({"min_j": "0.5"}, "min_j"),
+    ({"energy": True}, "energy"),
+    ({"steps_per_rotation": 64.5}, "steps_per_rotation"),
+    ({"steps_per_rotation": "64"}, "steps_per_rotation"),
+    ({"rotations": None}, "rotations"),
+    ({"methods": "jolt"}, "methods"),
+    ({"methods": []}, "methods"),
+    ({"methods": ["jolt", "no_such_method"]}, "methods"),
+    ({"methods": ["jolt", "jolt"]}, "methods"),
+    ({"methods": [1]}, "methods"),
+    ({"inv_inertia": [1, 2], "omega_body": [1, 0, 0]}, "inv_inertia"),
+    ({"inv_inertia": [1, 2, -3], "omega_body": [1, 0, 0]}, "inv_inertia"),
+    ({"inv_inertia": [0, 0, 0], "omega_body": [1, 0, 0]}, "inv_inertia"),
+    ({"inv_inertia": [1, 2, 3], "omega_body": [1, 0]}, "omega_body"),
+    ({"inv_inertia": [1, 2, 3], "omega_body": [0, 0, 0]}, "omega_body"),
+    ({"inv_inertia": [1, 2, 3], "omega_body": [1e9, 0, 0]}, "omega_body"),
+    ({"inv_inertia": [1, 2, 3]}, "omega_body"),  # one without the other
+    ({"omega_body": [1, 2, 3]}, "inv_inertia"),
+    ({"inv_inertia": [1, 2, 3], "omega_body": [1, 0, 0], "energy": 0.3}, "energy"),
+    ({"min_j": 0.5, "unknown_field": 1}, "unknown_field"),
+]
+
+
+@pytest.mark.parametrize(("body", "field"), INVALID_BODIES)
 def test_invalid_field_answers_422_naming_it(client, body, field) -> None:
     assert_422(post(client, body), field)
+
+
+@pytest.mark.parametrize(("body", "field"), INVALID_BODIES)
+def test_regression_request_from_python_raises_input_error_naming_the_field(body, field) -> None:
+    # issue 18: built from Python, SimulateRequest raised pydantic's ValidationError.
+    with pytest.raises(InputError, match=rf"(^|; ){field}[:\[]"):
+        api.SimulateRequest(**body)
+
+
+@pytest.mark.parametrize("fn", [api.simulate, api.convergence])
+@pytest.mark.parametrize("request_", [None, {"min_j": 0.5}, "min_j=0.5"])
+def test_regression_endpoints_name_a_request_that_is_no_request(fn, request_) -> None:
+    # issue 18: anything but a SimulateRequest gave AttributeError.
+    with pytest.raises(InputError, match=r"^request: expected a SimulateRequest"):
+        fn(request_)
 
 
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
@@ -371,3 +387,16 @@ def test_slider_ranges_in_the_page_match_the_issue(client) -> None:
 def test_static_dir_is_in_the_package() -> None:
     folder = Path(server.__file__).parent / "static"
     assert {p.name for p in folder.iterdir()} >= {"index.html", "lab.js", "lab.css"}
+
+
+@pytest.mark.parametrize("payload", [5, None, [1, 2], {"a": object()}, {"a": {1j}}])
+def test_regression_encode_names_a_payload_it_cannot_write(payload) -> None:
+    # issue 18 campaign: orjson's TypeError escaped.
+    with pytest.raises(InputError, match=r"^payload: "):
+        api.encode(payload)
+
+
+def test_encode_writes_non_finite_numbers_as_null() -> None:
+    assert json.loads(api.encode({"a": np.array([1.0, np.nan, np.inf])})) == {
+        "a": [1.0, None, None]
+    }

@@ -98,3 +98,21 @@ def test_the_old_public_path_serves_the_same_functions():
     assert old_path.__all__ == sweep_plot.__all__
     for name in sweep_plot.__all__:
         assert getattr(old_path, name) is getattr(sweep_plot, name)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"file": 3}, "file"),
+        ({"file": None}, "file"),
+        ({"scores": "energy_drift"}, "scores"),
+        ({"scores": 5}, "scores"),
+        ({"scores": []}, "scores"),
+    ],
+)
+def test_regression_plot_names_a_bad_path_or_score_list(tmp_path, kwargs, name):
+    # issue 18: a file that is no path, or scores that are no list of names, raised
+    # TypeError from pathlib or list(); now InputError naming the argument.
+    args = {"out": tmp_path, "file": tmp_path / "x.png", **kwargs}
+    with pytest.raises(InputError, match=rf"^{name}: "):
+        sweep_plot.plot(**args)

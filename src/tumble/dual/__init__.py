@@ -30,8 +30,9 @@ The package, one concern per module, each importing only those before it:
 - :mod:`~tumble.dual.drivers`: ``derivative``, ``jacobian`` and the other drivers.
 
 ``rules`` <- ``special`` (lazily) <- ``number`` <- ``functions``, and ``rules`` <- ``number``
-<- ``drivers`` (``drivers`` does not need ``functions``; importing the package loads both). Names
-shared between the modules are public in them; the package's ``__all__`` is its API.
+<- ``drivers`` (``drivers`` does not need ``functions``; importing the package loads both).
+Helpers shared between the modules have plain names but are not exported: each module's
+``__all__`` lists only what the package offers, and the package's ``__all__`` is its API.
 
 See ``docs/dual.md`` for the tour and the limitations.
 """

@@ -10,9 +10,11 @@ NumPy functions, so they take the same path.
 Tags keep nested differentiations apart: arithmetic between duals of different tags nests
 them, the larger tag outside, its value and partials duals of the smaller tag.
 
-Besides the type, this module exports the helpers that the other modules of the package
-use on "things that may be duals" (:func:`split`, :func:`full`, :func:`make_dual`...);
-they work in the internal layout, partials ``(k,) + S`` with the ``k`` axis first.
+Besides the type, this module holds the helpers that the other modules of the package use
+on "things that may be duals" (:func:`split`, :func:`full`, :func:`make_dual`...); they
+work in the internal layout, partials ``(k,) + S`` with the ``k`` axis first, trust their
+operands, and are not exported (``__all__`` is the type, its function registry and
+:func:`nan_safe`).
 """
 
 from __future__ import annotations
@@ -43,25 +45,9 @@ from tumble.dual.rules import (
     real_dtype,
 )
 
-__all__ = [
-    "HANDLED_FUNCTIONS",
-    "Dual",
-    "as_operand",
-    "checking_every_coefficient",
-    "common_npartials",
-    "full",
-    "is_plain",
-    "make_dual",
-    "max_tag",
-    "nan_safe",
-    "nan_safe_enabled",
-    "pad",
-    "rule_of",
-    "shape_of",
-    "split",
-    "times",
-    "ufunc_name",
-]
+# The helpers on "things that may be duals" (split, full, make_dual...) serve the other
+# modules of the package and are not exported: the API is the type and nan_safe.
+__all__ = ["HANDLED_FUNCTIONS", "Dual", "nan_safe"]
 
 HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 """NumPy function -> its implementation on duals (filled by :mod:`tumble.dual.functions`)."""

@@ -30,6 +30,8 @@ import numpy as np
 
 from tumble._errors import InputError
 
+# real_dtype, safe_ratio and the building blocks of a rule (Coefficient, Derivative) serve
+# the other modules of the package and are not exported.
 __all__ = [
     "FINITE_DERIVATIVES",
     "MINUS_ONE",
@@ -40,12 +42,8 @@ __all__ = [
     "PREDICATES",
     "RULES",
     "ZERO",
-    "Coefficient",
-    "Derivative",
     "Partner",
     "Rule",
-    "real_dtype",
-    "safe_ratio",
 ]
 
 PLAIN_OPERANDS: tuple[type[Any], ...] = (np.ndarray, np.generic, numbers.Real)

@@ -27,10 +27,18 @@ from typing import Annotated, Any
 
 import numpy as np
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tumble import InputError, exact, figures, rigid, scenarios
 from tumble._kernels.dispatch import single_thread
+from tumble._validate import describe
 
 __all__ = [
     "CONVERGENCE_REFINEMENTS",
@@ -47,6 +55,7 @@ __all__ = [
     "method_table",
     "preset_table",
     "simulate",
+    "validation_message",
     "warm_up",
 ]
 
@@ -98,6 +107,44 @@ def method_table() -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------------
 # the request
 
+
+def _field(loc: tuple[Any, ...]) -> str:
+    """``("body", "inv_inertia", 1)`` -> ``"inv_inertia[1]"``."""
+    parts = [p for p in loc if p not in ("body",)]
+    name = ""
+    for p in parts:
+        name += f"[{p}]" if isinstance(p, int) else (f".{p}" if name else str(p))
+    return name or "body"
+
+
+def validation_message(errors: Any) -> str:
+    """One line per error of pydantic's ``ValidationError.errors()``, each starting with the
+    field it is about (``"min_j: Input should be greater than 0"``): the ``message`` of a
+    422 answer and of the :class:`~tumble.InputError` of :class:`SimulateRequest`.
+
+    ``errors`` is a list of dicts with ``msg``, ``loc`` (a tuple: ``("body", field, index)``
+    from FastAPI, ``(field, index)`` from Python) and ``type``, each optional.
+    """
+    if not isinstance(errors, (list, tuple)) or not all(isinstance(e, dict) for e in errors):
+        raise InputError(f"errors: expected a list of dicts (pydantic's), got {describe(errors)}")
+    lines = []
+    for e in errors:
+        msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+        loc = e.get("loc", ())
+        loc = tuple(loc) if isinstance(loc, (list, tuple)) else (loc,)
+        if e.get("type") == "json_invalid":
+            where = f" at character {loc[-1]}" if loc and isinstance(loc[-1], int) else ""
+            lines.append(f"body: not valid JSON{where} ({msg})")
+        elif loc in ((), ("body",)):
+            # Checks across fields (the model validator) name their fields themselves.
+            lines.append(msg if ":" in msg else f"body: {msg}")
+        else:
+            field = _field(loc)
+            prefix = field.split("[")[0] + ":"
+            lines.append(msg if msg.startswith(prefix) else f"{field}: {msg}")
+    return "; ".join(lines)
+
+
 _InvMoment = Annotated[float, Field(ge=0.0, le=1000.0, allow_inf_nan=False)]
 _Omega = Annotated[float, Field(ge=-1000.0, le=1000.0, allow_inf_nan=False)]
 _D = scenarios.DEFAULTS
@@ -110,9 +157,19 @@ class SimulateRequest(BaseModel):
     explicit body (``inv_inertia`` with ``omega_body``, initial attitude the identity), see
     :func:`tumble.scenarios.article_case` and :func:`tumble.scenarios.explicit_case`.
     Numbers must be JSON numbers (no strings, no booleans); unknown fields are refused.
+
+    Built from Python, a bad field raises :class:`tumble.InputError` naming it (the message
+    of :func:`validation_message`); the server, which validates the JSON body itself,
+    answers 422 with the same message.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    def __init__(self, **fields: Any) -> None:
+        try:
+            super().__init__(**fields)
+        except ValidationError as exc:
+            raise InputError(validation_message(exc.errors())) from None
 
     min_j: float = Field(default=_D["min_j"], gt=0.0, le=100.0, allow_inf_nan=False)
     median_j: float = Field(default=_D["median_j"], ge=0.0, le=1.0, allow_inf_nan=False)
@@ -180,6 +237,11 @@ class SimulateRequest(BaseModel):
     def method_names(self) -> list[str]:
         """Requested methods, all of :data:`tumble.rigid.METHODS` by default."""
         return list(rigid.METHODS if self.methods is None else self.methods)
+
+
+def _check_request(request: Any) -> None:
+    if not isinstance(request, SimulateRequest):
+        raise InputError(f"request: expected a SimulateRequest, got {describe(request)}")
 
 
 class WorkTooLarge(Exception):
@@ -339,7 +401,12 @@ def _rounded(a: np.ndarray) -> np.ndarray:
 
 def encode(payload: dict[str, Any]) -> bytes:
     """JSON bytes of a payload with NumPy arrays; non-finite numbers become ``null``."""
-    return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY)
+    if not isinstance(payload, dict):
+        raise InputError(f"payload: expected a dict, got {describe(payload)}")
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY)
+    except orjson.JSONEncodeError as exc:
+        raise InputError(f"payload: not JSON-serialisable ({exc})") from None
 
 
 # --------------------------------------------------------------------------------------
@@ -414,9 +481,11 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
     WorkTooLarge
         ``steps x len(methods) > MAX_WORK``.
     tumble.InputError
-        A case that :mod:`tumble.scenarios` or :mod:`tumble.rigid` refuses (for example
-        ``"implicit"`` with a zero inverse moment).
+        ``request`` is not a :class:`SimulateRequest`, or a case that :mod:`tumble.scenarios`
+        or :mod:`tumble.rigid` refuses (for example ``"implicit"`` with a zero inverse
+        moment).
     """
+    _check_request(request)
     start = time.perf_counter()
     case = request.case()
     names = request.method_names()
@@ -492,7 +561,11 @@ def convergence(request: SimulateRequest) -> dict[str, Any]:
     ------
     WorkTooLarge
         ``steps · (1 + 2 + 4) · len(methods) > MAX_WORK``.
+    tumble.InputError
+        ``request`` is not a :class:`SimulateRequest`, or a case that :mod:`tumble.rigid`
+        refuses.
     """
+    _check_request(request)
     start = time.perf_counter()
     names = [m for m in request.method_names() if m != "exact"]
     base = request.case()

@@ -61,34 +61,6 @@ def plotly_js_path() -> Path:
     return path
 
 
-def _field(loc: Any) -> str:
-    """``("body", "inv_inertia", 1)`` -> ``"inv_inertia[1]"``."""
-    parts = [p for p in loc if p not in ("body",)]
-    name = ""
-    for p in parts:
-        name += f"[{p}]" if isinstance(p, int) else (f".{p}" if name else str(p))
-    return name or "body"
-
-
-def _validation_message(errors: list[dict[str, Any]]) -> str:
-    """One line per error, each starting with the field it is about."""
-    lines = []
-    for e in errors:
-        msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
-        loc = tuple(e.get("loc", ()))
-        if e.get("type") == "json_invalid":
-            where = f" at character {loc[-1]}" if loc and isinstance(loc[-1], int) else ""
-            lines.append(f"body: not valid JSON{where} ({msg})")
-        elif loc in ((), ("body",)):
-            # Checks across fields (the model validator) name their fields themselves.
-            lines.append(msg if ":" in msg else f"body: {msg}")
-        else:
-            field = _field(loc)
-            prefix = field.split("[")[0] + ":"
-            lines.append(msg if msg.startswith(prefix) else f"{field}: {msg}")
-    return "; ".join(lines)
-
-
 #: The error answers of the endpoints that take a :class:`~tumble.lab.api.SimulateRequest`.
 _LIMITED: dict[int | str, dict[str, Any]] = {
     413: {"description": "more work than the documented limit"},
@@ -158,7 +130,7 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
-        return _error(422, _validation_message(errors), errors)
+        return _error(422, api.validation_message(errors), errors)
 
     @app.exception_handler(InputError)
     async def refused_case(_: Request, exc: InputError) -> JSONResponse:

@@ -25,7 +25,8 @@ The package, one concern per module, each importing only those before it:
 - :mod:`~tumble.linkedlist.container`: :class:`ContiguousList`, the public operations on
   top of the storage.
 
-Names shared between the modules are public in them; the package's ``__all__`` is its API.
+Helpers shared between the modules have plain names but are not exported (``slot_of``,
+``lower_bound_by_cursor``); the package's ``__all__`` is its API.
 """
 
 from __future__ import annotations

@@ -23,7 +23,9 @@ from tumble._kernels import linkedlist as _k
 from tumble._validate import as_int, describe
 from tumble.linkedlist.storage import ListStorage
 
-__all__ = ["Cursor", "StaleCursorError", "lower_bound_by_cursor", "slot_of"]
+# lower_bound_by_cursor and slot_of serve the container (and the benchmark of the
+# Python-level search); they are not part of the package's API.
+__all__ = ["Cursor", "StaleCursorError"]
 
 # Cursor.advance walks this many steps or fewer in Python: cheaper than a compiled call.
 _SHORT_WALK = 8
@@ -47,11 +49,22 @@ class Cursor:
     position); ``value`` reads or writes the element. Stepping off either end or touching
     the value of ``end()`` raises :class:`IndexError`; using a cursor whose element was
     erased or moved raises :class:`StaleCursorError`.
+
+    ``Cursor(owner, slot)`` is the cursor at storage slot ``slot`` of the list ``owner``
+    (``0`` is ``end()``, the elements occupy ``1 .. len(owner)``); both are checked.
     """
 
     __slots__ = ("_gen", "_list", "_slot")
 
     def __init__(self, owner: ListStorage, slot: int) -> None:
+        if not isinstance(owner, ListStorage):
+            raise InputError(f"owner: expected a ContiguousList, got {describe(owner)}")
+        if type(slot) is not int:
+            slot = as_int(slot, "slot")
+        if not 0 <= slot <= owner._n:
+            raise InputError(
+                f"slot: expected a slot of the list in [0, {owner._n}] (0 is end()), got {slot}"
+            )
         self._list = owner
         self._slot = slot
         self._gen = owner._genv[slot]

@@ -19,7 +19,7 @@ import numpy as np
 
 from tumble import figures, rigid
 from tumble._errors import InputError
-from tumble._validate import as_choice
+from tumble._validate import as_choice, as_path, describe
 from tumble.sweep import dataset, task
 
 __all__ = ["AXES", "REDUCERS", "add_arguments", "heat_maps", "plot", "run"]
@@ -84,7 +84,7 @@ def heat_maps(
     if x == y:
         raise InputError(f"y: expected an axis other than x, got {y!r} for both")
     for s in scores:
-        as_choice(s, "score", task.SCORE_COLUMNS)
+        as_choice(s, "scores", task.SCORE_COLUMNS)
     fold = REDUCERS[as_choice(reduce, "reduce", tuple(REDUCERS))]
     if table.num_rows == 0:
         raise InputError("table: the dataset has no rows")
@@ -155,15 +155,22 @@ def plot(
     Raises
     ------
     InputError
-        ``file`` has another extension or its folder does not exist; bad axes or scores.
+        ``out`` is not a sweep folder, ``file`` is not a path, has another extension or its
+        folder does not exist; bad axes, scores or ``reduce``.
     """
-    target = Path(file)
+    target = as_path(file, "file")
     if target.suffix.lower() not in FORMATS:
         raise InputError(f"file: expected a .png or .html name, got {str(file)!r}")
     if not target.parent.is_dir():
         raise InputError(
             f"file: expected a file in an existing folder, but {str(target.parent)!r} "
             "is not a folder"
+        )
+    if scores is not None and (
+        isinstance(scores, str) or not isinstance(scores, Sequence) or not scores
+    ):
+        raise InputError(
+            f"scores: expected a non-empty sequence of score names, got {describe(scores)}"
         )
     chosen = list(task.SCORE_COLUMNS if scores is None else scores)
     methods, xs, ys, grids = heat_maps(dataset.read_results(out), x, y, chosen, reduce)
