@@ -1137,13 +1137,12 @@ def quat_mean(
     qg = np.ascontiguousarray(np.transpose(qa, (*order, len(batch)))).reshape(groups, n, 4)
     wg = np.transpose(w, order).reshape(groups, n)
     mean = np.empty((groups, 4))
-    tiny = float(np.finfo(qa.dtype).tiny)
     if use_parallel(n):
         # Blocks of a few per thread: a thread that loses its core holds up less.
         blocks = 4 * numba.get_num_threads()
-        flagged = _k.quat_mean_groups_parallel(qg, wg, tiny, mean, blocks)
+        flagged = _k.quat_mean_groups_parallel(qg, wg, _TINY[qa.dtype], mean, blocks)
     else:
-        flagged = _k.quat_mean_groups(qg, wg, tiny, mean)
+        flagged = _k.quat_mean_groups(qg, wg, _TINY[qa.dtype], mean)
     if flagged:
         _rotation_quat(qa, "q")
         if not np.all(_weights(wg, wg.shape).sum(axis=1) > 0):
