@@ -13,6 +13,7 @@ from tests.oracles import scipy_rotation as to_sp
 
 import tumble.rotation as tr
 from tumble import InputError
+from tumble._kernels.dispatch import PARALLEL_MIN_SIZE, single_thread
 
 EPS64 = float(np.finfo(np.float64).eps)
 #: The issue's bar for agreement with SciPy (float64, random inputs).
@@ -201,3 +202,69 @@ def test_align_vectors_keeps_float32(rng):
         warnings.simplefilter("ignore")
         rs, _ = Rotation.align_vectors(a.astype(np.float64), b.astype(np.float64))
     assert cover_distance(q, from_sp(rs)) <= 1e-6
+
+
+# -- large sets: the threaded kernels (one pass that sums and checks, split in blocks) ----
+
+LARGE = 3 * PARALLEL_MIN_SIZE
+
+
+def test_quat_mean_of_a_large_set_on_threads_matches_scipy_and_one_thread(rng):
+    q = clustered(rng, LARGE)
+    w = rng.uniform(0.1, 3, LARGE)
+    m = tr.quat_mean(q, w)
+    assert cover_distance(m, from_sp(to_sp(q).mean(w))) <= SCIPY_TOL
+    with single_thread():
+        m1 = tr.quat_mean(q, w)
+    # Only the order of the float64 sums differs.
+    assert cover_distance(m, m1) <= 64 * EPS64
+
+
+def test_quat_mean_of_a_large_set_names_a_single_bad_element(rng):
+    q = clustered(rng, LARGE)
+    bad = q.copy()
+    bad[LARGE // 2] = 0.0
+    with pytest.raises(InputError, match=r"^q: expected nonzero quaternions"):
+        tr.quat_mean(bad)
+    bad[LARGE // 2] = np.nan
+    with pytest.raises(InputError, match=r"^q: expected finite"):
+        tr.quat_mean(bad)
+    w = np.ones(LARGE)
+    w[LARGE - 1] = -1.0
+    with pytest.raises(InputError, match=r"^weights: expected non-negative"):
+        tr.quat_mean(q, w)
+    w[LARGE - 1] = np.inf
+    with pytest.raises(InputError, match=r"^weights: expected finite"):
+        tr.quat_mean(q, w)
+
+
+def test_align_vectors_of_a_large_set_on_threads_matches_scipy_and_one_thread(rng):
+    b = rng.standard_normal((LARGE, 3))
+    a = tr.quat_rotate(tr.random_quat((), rng), b) + 0.1 * rng.standard_normal((LARGE, 3))
+    w = rng.uniform(0.1, 3, LARGE)
+    q, rssd = tr.align_vectors(a, b, w)
+    rs, rssd_s = Rotation.align_vectors(a, b, w)
+    assert cover_distance(q, from_sp(rs)) <= SCIPY_TOL
+    assert abs(rssd - rssd_s) <= SCIPY_TOL * rssd_s
+    with single_thread():
+        q1, rssd1 = tr.align_vectors(a, b, w)
+    # Only the order of the float64 sums differs.
+    assert cover_distance(q, q1) <= 64 * EPS64
+    assert abs(rssd - rssd1) <= 64 * EPS64 * rssd
+
+
+def test_align_vectors_of_a_large_set_names_a_single_bad_element(rng):
+    a, b = rng.standard_normal((2, LARGE, 3))
+    bad = a.copy()
+    bad[LARGE // 2] = 0.0
+    with pytest.raises(InputError, match=r"^a: expected nonzero vectors"):
+        tr.align_vectors(bad, b)
+    bad[LARGE // 2, 1] = np.inf
+    with pytest.raises(InputError, match=r"^a: expected finite"):
+        tr.align_vectors(bad, b)
+    w = np.ones(LARGE)
+    w[0] = np.nan
+    with pytest.raises(InputError, match=r"^weights: expected finite"):
+        tr.align_vectors(a, b, w)
+    with pytest.raises(InputError, match=r"^a, b: expected vectors whose weighted products"):
+        tr.align_vectors(1e200 * a, 1e200 * b)

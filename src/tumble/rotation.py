@@ -35,6 +35,7 @@ import math
 import warnings
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
@@ -1067,11 +1068,8 @@ def _reduction_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _weights(weights: Any, batch: tuple[int, ...]) -> np.ndarray:
-    """Weights broadcast to ``batch``: finite, non-negative, float64."""
-    if weights is None:
-        return np.ones(batch)
-    w = as_float_array(weights, "weights").astype(np.float64)
+def _broadcast_weights(w: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
+    """``w`` broadcast to ``batch``, or InputError naming ``weights`` (shape only)."""
     try:
         shape = np.broadcast_shapes(w.shape, batch)
     except ValueError:
@@ -1080,9 +1078,17 @@ def _weights(weights: Any, batch: tuple[int, ...]) -> np.ndarray:
         raise InputError(
             f"weights: expected a shape that broadcasts to {batch}, got shape {w.shape}"
         )
+    return np.broadcast_to(w, batch)
+
+
+def _weights(weights: Any, batch: tuple[int, ...]) -> np.ndarray:
+    """Weights broadcast to ``batch``: finite, non-negative, float64."""
+    if weights is None:
+        return np.ones(batch)
+    w = _broadcast_weights(as_float_array(weights, "weights").astype(np.float64), batch)
     if w.size and not np.min(w) >= 0:
         raise InputError(f"weights: expected non-negative weights, got {np.min(w):.6g}")
-    return np.broadcast_to(w, batch)
+    return w
 
 
 def quat_mean(
@@ -1113,27 +1119,50 @@ def quat_mean(
     ndarray, shape (kept batch axes..., 4)
         ``w >= 0`` representative; dtype of ``q``.
     """
-    qa = _rotation_quat(q, "q")
+    qa = as_float_array(q, "q", (4,), finite=False)
     batch = qa.shape[:-1]
     axes = _reduction_axes(axis, len(batch))
-    w = _weights(weights, batch)
+    if weights is None:
+        w = np.broadcast_to(1.0, batch)
+    else:
+        w = _broadcast_weights(as_float_array(weights, "weights", finite=False), batch)
     kept = tuple(a for a in range(len(batch)) if a not in axes)
     order = kept + axes
     kept_shape = tuple(batch[a] for a in kept)
     n = math.prod(batch[a] for a in axes)
     groups = math.prod(kept_shape)
-    q64 = np.ascontiguousarray(
-        np.transpose(qa, (*order, len(batch))).astype(np.float64, copy=False)
-    ).reshape(groups, n, 4)
-    w64 = np.ascontiguousarray(np.transpose(w, order)).reshape(groups, n)
     if groups and n == 0:
         raise InputError("q: expected at least one quaternion to average, got none")
-    total = w64.sum(axis=1)
-    if groups and not np.all(total > 0):
-        raise InputError("weights: expected a positive total weight in every group, got zero")
+    # Grouped rows: a view (no copy) when the averaged axes are already last and contiguous.
+    qg = np.ascontiguousarray(np.transpose(qa, (*order, len(batch)))).reshape(groups, n, 4)
+    wg = np.transpose(w, order).reshape(groups, n)
     mean = np.empty((groups, 4))
-    _k.quat_mean_groups(q64, w64, mean)
+    if use_parallel(n):
+        # Blocks of a few per thread: a thread that loses its core holds up less.
+        blocks = 4 * numba.get_num_threads()
+        flagged = _k.quat_mean_groups_parallel(qg, wg, _TINY[qa.dtype], mean, blocks)
+    else:
+        flagged = _k.quat_mean_groups(qg, wg, _TINY[qa.dtype], mean)
+    if flagged:
+        _rotation_quat(qa, "q")
+        if not np.all(_weights(wg, wg.shape).sum(axis=1) > 0):
+            raise InputError("weights: expected a positive total weight in every group, got zero")
     return mean.reshape((*kept_shape, 4)).astype(qa.dtype)
+
+
+def _align_fault(A: np.ndarray, B: np.ndarray, W: np.ndarray) -> None:
+    """Name the fault that :func:`align_vectors`' kernel flagged; it always raises."""
+    as_float_array(A, "a")
+    as_float_array(B, "b")
+    _weights(W, W.shape)
+    for name, V in (("a", A), ("b", B)):
+        if not np.all(np.max(np.abs(V), axis=-1) > 0):
+            raise InputError(f"{name}: expected nonzero vectors, got one of length 0")
+    if not np.all(W.sum(axis=1) > 0):
+        raise InputError("weights: expected a positive total weight, got all zero")
+    raise InputError(
+        "a, b: expected vectors whose weighted products are finite floats, got an overflow"
+    )
 
 
 def align_vectors(
@@ -1171,8 +1200,8 @@ def align_vectors(
     rssd : ndarray, shape (...)
         A NumPy scalar for a single problem.
     """
-    A = as_float_array(a, "a", (3,))
-    B = as_float_array(b, "b", (3,))
+    A = as_float_array(a, "a", (3,), finite=False)
+    B = as_float_array(b, "b", (3,), finite=False)
     dtype = common_dtype(A, B)
     if A.ndim == 1:
         A = A[None]
@@ -1187,30 +1216,30 @@ def align_vectors(
     if n == 0:
         raise InputError("a: expected at least one vector, got none")
     leading = broadcast_leading(a=(A, 2), b=(B, 2))
-    w = _weights(weights, (*leading, n)) if weights is not None else np.ones((*leading, n))
-    for name, V in (("a", A), ("b", B)):
-        if not np.all(np.max(np.abs(V), axis=-1) > 0):
-            raise InputError(f"{name}: expected nonzero vectors, got one of length 0")
+    if weights is None:
+        w = np.ones((*leading, n))
+    else:
+        w = _broadcast_weights(as_float_array(weights, "weights", finite=False), (*leading, n))
     groups = math.prod(leading)
-    A64 = np.ascontiguousarray(np.broadcast_to(A, (*leading, n, 3)), dtype=np.float64)
-    B64 = np.ascontiguousarray(np.broadcast_to(B, (*leading, n, 3)), dtype=np.float64)
-    W64 = np.ascontiguousarray(w, dtype=np.float64)
-    A64, B64, W64 = A64.reshape(groups, n, 3), B64.reshape(groups, n, 3), W64.reshape(groups, n)
-    if groups and not np.all(W64.sum(axis=1) > 0):
-        raise InputError("weights: expected a positive total weight, got all zero")
-    # |B| <= Σ w |a| |b|: bounded before the SVD, which must not see an infinity.
-    bound = np.max(np.abs(A64), initial=0.0) * np.max(np.abs(B64), initial=0.0) * 3.0
-    if not bound * np.max(W64.sum(axis=1), initial=0.0) < np.finfo(np.float64).max:
-        raise InputError(
-            "a, b: expected vectors whose weighted products are finite floats, got an overflow"
+    A64, B64, W64 = (
+        np.ascontiguousarray(np.broadcast_to(x, shape), dtype=np.float64).reshape(groups, *tail)
+        for x, shape, tail in (
+            (A, (*leading, n, 3), (n, 3)),
+            (B, (*leading, n, 3), (n, 3)),
+            (w, (*leading, n), (n,)),
         )
+    )
     q = np.empty((groups, 4))
     rssd = np.empty(groups)
-    _k.align_groups(A64, B64, W64, q, rssd)
-    if not np.all(np.isfinite(rssd)):
-        raise InputError(
-            "a, b: expected vectors whose weighted products are finite floats, got an overflow"
-        )
+    # One pass checks and sums (InputError below only if it flagged something), one more
+    # sums the residual; on threads when the groups are large.
+    if use_parallel(n):
+        # Blocks of a few per thread: a thread that loses its core holds up less.
+        flagged = _k.align_groups_parallel(A64, B64, W64, q, rssd, 4 * numba.get_num_threads())
+    else:
+        flagged = _k.align_groups(A64, B64, W64, q, rssd)
+    if flagged or not np.all(np.isfinite(rssd)):
+        _align_fault(A, B, W64)
     q_out = q.reshape((*leading, 4)).astype(dtype)
     r_out = rssd.reshape(leading).astype(dtype)
     return q_out, r_out[()]

@@ -774,6 +774,9 @@ def so3_left_jacobian_inverse_gu(phi, _shape, out):
 # SciPy's gimbal-lock threshold on the middle angle (distance from 0 or π, radians), kept so
 # that the two libraries lock on the same inputs.
 GIMBAL_LOCK_ANGLE = 1e-7
+# The middle angle 2 atan2(cd, ab) is within GIMBAL_LOCK_ANGLE of 0 when cd <= _LOCK_TAN ab,
+# of π when ab <= _LOCK_TAN cd.
+_LOCK_TAN = math.tan(GIMBAL_LOCK_ANGLE / 2)
 # 2π as a sum of two doubles: subtracting both keeps a wrapped angle within an ulp.
 _TWO_PI_HI = 6.283185307179586
 _TWO_PI_LO = 2.4492935982947064e-16
@@ -843,9 +846,10 @@ def q_to_euler(q, i, j, k, extrinsic):
         a, b, c, d = w - qj, qi + qk, qj + w, qk - qi
     ab = math.hypot(a, b)
     cd = math.hypot(c, d)
-    middle = 2.0 * math.atan2(cd, ab)
-    lock_zero = abs(middle) <= GIMBAL_LOCK_ANGLE
-    lock_pi = abs(middle - math.pi) <= GIMBAL_LOCK_ANGLE
+    # The proper middle angle is 2 atan2(cd, ab); lock is read from the ratio cd/ab, so a
+    # sequence with three different axes needs no atan2 for it (libm calls are the cost).
+    lock_zero = cd <= _LOCK_TAN * ab
+    lock_pi = ab <= _LOCK_TAN * cd
     half_sum = math.atan2(b, a)
     half_diff = math.atan2(d, c)
     if lock_zero or lock_pi:
@@ -853,7 +857,9 @@ def q_to_euler(q, i, j, k, extrinsic):
         first, third = (locked, 0.0) if extrinsic else (0.0, locked)
     else:
         first, third = half_sum - half_diff, half_sum + half_diff
-    if not symmetric:
+    if symmetric:
+        middle = 2.0 * math.atan2(cd, ab)
+    else:
         third *= sign
         # c² - a² + d² - b² = 4 (w q_j - q_i q_k s): the middle angle minus π/2 directly.
         middle = math.atan2(4.0 * (w * qj - qi * qk), 2.0 * ab * cd)
@@ -1223,28 +1229,90 @@ def rotation_angle_one(p, q, tiny):
 
 
 @njit
-def quat_mean_groups(q, w, out):
+def _mean_sums(q, w, g, start, stop, tiny):
+    """Sums over rows ``start:stop`` of group ``g``: the upper triangle of ``Σ w q̂ q̂ᵀ``, ``Σ w``.
+
+    ``w q̂ q̂ᵀ = (w/|q|²) q qᵀ``: one division per row, no square root. In float64 with
+    scalar accumulators (kept in registers); also the number of unusable rows: ``|q|²``
+    not a finite normal number in ``q``'s dtype, or a weight negative or not finite.
+    """
+    k00 = k01 = k02 = k03 = k11 = k12 = k13 = k22 = k23 = k33 = total_weight = 0.0
+    bad = 0
+    for i in range(start, stop):
+        raw = (q[g, i, 0], q[g, i, 1], q[g, i, 2], q[g, i, 3])
+        q0, q1, q2, q3 = (
+            np.float64(raw[0]),
+            np.float64(raw[1]),
+            np.float64(raw[2]),
+            np.float64(raw[3]),
+        )
+        wi = np.float64(w[g, i])
+        bad += 0 if quat_ok(raw, tiny) & (wi >= 0.0) & (wi < math.inf) else 1
+        s = wi / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+        x0, x1, x2, x3 = s * q0, s * q1, s * q2, s * q3
+        k00 += x0 * q0
+        k01 += x0 * q1
+        k02 += x0 * q2
+        k03 += x0 * q3
+        k11 += x1 * q1
+        k12 += x1 * q2
+        k13 += x1 * q3
+        k22 += x2 * q2
+        k23 += x2 * q3
+        k33 += x3 * q3
+        total_weight += wi
+    sums = np.array([k00, k01, k02, k03, k11, k12, k13, k22, k23, k33, total_weight])
+    return sums, bad
+
+
+@njit
+def _mean_group(g, sums, bad, out):
+    """``out[g]`` = top eigenvector of the symmetric ``K`` in ``sums`` (``w >= 0``); 1 if unusable.
+
+    Unusable: a flagged row or no positive total weight; ``out[g]`` is then NaN.
+    """
+    if bad or not sums[10] > 0.0:
+        out[g, 0] = out[g, 1] = out[g, 2] = out[g, 3] = math.nan
+        return 1
+    K = np.empty((4, 4))
+    m = 0
+    for r in range(4):
+        for c in range(r, 4):
+            K[r, c] = K[c, r] = sums[m]
+            m += 1
+    _, vectors = np.linalg.eigh(K)
+    sign = -1.0 if vectors[0, 3] < 0.0 else 1.0
+    for r in range(4):
+        out[g, r] = sign * vectors[r, 3]
+    return 0
+
+
+@njit
+def quat_mean_groups(q, w, tiny, out):
     """Markley mean of each group: ``out[g]`` = top eigenvector of ``Σ_i w q̂ q̂ᵀ`` (w >= 0).
 
-    ``q`` (G, N, 4), ``w`` (G, N); the 4 x 4 sums in float64, LAPACK's ``eigh`` per group.
+    ``q`` (G, N, 4), ``w`` (G, N); the 4 x 4 sums in float64 in one pass that also checks
+    the input, LAPACK's ``eigh`` per group. Returns the number of unusable groups.
     """
-    K = np.empty((4, 4))
+    flagged = 0
     for g in range(q.shape[0]):
-        K[:] = 0.0
-        for i in range(q.shape[1]):
-            qi = qnormalize((q[g, i, 0], q[g, i, 1], q[g, i, 2], q[g, i, 3]))
-            wi = w[g, i]
-            for r in range(4):
-                wr = wi * qi[r]
-                for c in range(r, 4):
-                    K[r, c] += wr * qi[c]
-        for r in range(4):
-            for c in range(r):
-                K[r, c] = K[c, r]
-        _, vectors = np.linalg.eigh(K)
-        sign = -1.0 if vectors[0, 3] < 0.0 else 1.0
-        for r in range(4):
-            out[g, r] = sign * vectors[r, 3]
+        sums, bad = _mean_sums(q, w, g, 0, q.shape[1], tiny)
+        flagged += _mean_group(g, sums, bad, out)
+    return flagged
+
+
+@parallel_njit
+def quat_mean_groups_parallel(q, w, tiny, out, blocks):
+    """``quat_mean_groups`` with each group's pass split in ``blocks`` for the threads."""
+    n = q.shape[1]
+    flagged = 0
+    for g in range(q.shape[0]):
+        sums = np.zeros((blocks, 11))
+        bad = np.zeros(blocks, dtype=np.int64)
+        for k in prange(blocks):
+            sums[k], bad[k] = _mean_sums(q, w, g, k * n // blocks, (k + 1) * n // blocks, tiny)
+        flagged += _mean_group(g, sums.sum(axis=0), bad.sum(), out)
+    return flagged
 
 
 # Two singular values closer than this (relative) make the correlation matrix rank one: all
@@ -1274,45 +1342,126 @@ def _shortest_arc(u, v):
 
 
 @njit
+def _align_sums(a, b, w, g, start, stop):
+    """Sums over pairs ``start:stop`` of group ``g``: ``Σ w a bᵀ`` (row-major), ``Σ w``, flags.
+
+    A flagged pair is unusable: a non-finite component (``x - x`` is NaN exactly then), a
+    zero vector or a negative weight; the wrapper then finds and names the fault. Scalar
+    accumulators, so the loop keeps them in registers.
+    """
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = s8 = total_weight = 0.0
+    bad = 0
+    for i in range(start, stop):
+        a0, a1, a2 = a[g, i, 0], a[g, i, 1], a[g, i, 2]
+        b0, b1, b2 = b[g, i, 0], b[g, i, 1], b[g, i, 2]
+        wi = w[g, i]
+        finite = ((a0 - a0) + (a1 - a1) + (a2 - a2) + (b0 - b0) + (b1 - b1) + (b2 - b2)) == 0.0
+        a_nonzero = (a0 != 0.0) | (a1 != 0.0) | (a2 != 0.0)
+        b_nonzero = (b0 != 0.0) | (b1 != 0.0) | (b2 != 0.0)
+        ok = finite & a_nonzero & b_nonzero & (wi >= 0.0) & (wi < math.inf)
+        bad += 0 if ok else 1
+        x0, x1, x2 = wi * a0, wi * a1, wi * a2
+        s0 += x0 * b0
+        s1 += x0 * b1
+        s2 += x0 * b2
+        s3 += x1 * b0
+        s4 += x1 * b1
+        s5 += x1 * b2
+        s6 += x2 * b0
+        s7 += x2 * b1
+        s8 += x2 * b2
+        total_weight += wi
+    return np.array([s0, s1, s2, s3, s4, s5, s6, s7, s8, total_weight]), bad
+
+
+@njit
+def _residual_sum(a, b, w, g, q, start, stop):
+    """``Σ w |a - R(q) b|²`` over pairs ``start:stop`` of group ``g``."""
+    total = 0.0
+    for i in range(start, stop):
+        rb = qrotate(q, (b[g, i, 0], b[g, i, 1], b[g, i, 2]))
+        d0 = a[g, i, 0] - rb[0]
+        d1 = a[g, i, 1] - rb[1]
+        d2 = a[g, i, 2] - rb[2]
+        total += w[g, i] * (d0 * d0 + d1 * d1 + d2 * d2)
+    return total
+
+
+@njit
+def _wahba(B):
+    """Unit quaternion of ``R = U diag(1, 1, det U Vᵀ) Vᵀ`` for ``B = U S Vᵀ`` (3 x 3).
+
+    Rank one (``s_2 <= RANK_ONE s_1``): the smallest rotation taking V's first column onto
+    U's.
+    """
+    U, S, Vt = np.linalg.svd(B)
+    if S[1] <= RANK_ONE * S[0]:
+        return _shortest_arc((Vt[0, 0], Vt[0, 1], Vt[0, 2]), (U[0, 0], U[1, 0], U[2, 0]))
+    C = U @ Vt
+    det = (
+        C[0, 0] * (C[1, 1] * C[2, 2] - C[1, 2] * C[2, 1])
+        - C[0, 1] * (C[1, 0] * C[2, 2] - C[1, 2] * C[2, 0])
+        + C[0, 2] * (C[1, 0] * C[2, 1] - C[1, 1] * C[2, 0])
+    )
+    if det < 0.0:
+        for r in range(3):
+            for c in range(3):
+                C[r, c] -= 2.0 * U[r, 2] * Vt[2, c]
+    return mat_to_q(
+        (C[0, 0], C[0, 1], C[0, 2], C[1, 0], C[1, 1], C[1, 2], C[2, 0], C[2, 1], C[2, 2])
+    )
+
+
+@njit
+def _align_group(g, sums, bad, q_out):
+    """Solve group ``g`` from its sums into ``q_out[g]``; 1 if the group is unusable.
+
+    Unusable: a flagged pair, no positive total weight, or a non-finite ``B`` (the SVD must
+    not see one); the rotation is then NaN and the wrapper raises.
+    """
+    finite = True
+    for m in range(9):
+        finite &= abs(sums[m]) < math.inf
+    if bad or not sums[9] > 0.0 or not finite:
+        q = (math.nan, math.nan, math.nan, math.nan)
+    else:
+        q = _wahba(sums[:9].reshape(3, 3).copy())
+    q_out[g, 0], q_out[g, 1], q_out[g, 2], q_out[g, 3] = q
+    return q, (0 if np.isfinite(q[0]) else 1)
+
+
+@njit
 def align_groups(a, b, w, q_out, rssd_out):
     """Wahba's problem per group: the rotation taking ``b[g]`` best onto ``a[g]``, and the rssd.
 
-    ``B = Σ w a bᵀ = U S Vᵀ``, ``R = U diag(1, 1, det U Vᵀ) Vᵀ``; rank one (``s_2 <= RANK_ONE
-    s_1``): the smallest rotation taking V's first column onto U's. The rssd is
-    ``sqrt(Σ w |a - R b|²)`` summed directly (no cancellation).
+    ``a``, ``b`` (G, N, 3), ``w`` (G, N), float64. ``B = Σ w a bᵀ = U S Vᵀ`` in one pass with
+    the input checks, the rotation from :func:`_wahba`, then ``rssd = sqrt(Σ w |a - R b|²)``
+    summed directly (no cancellation). Returns the number of unusable groups.
     """
-    B = np.empty((3, 3))
+    n = a.shape[1]
+    flagged = 0
     for g in range(a.shape[0]):
-        B[:] = 0.0
-        for i in range(a.shape[1]):
-            wi = w[g, i]
-            for r in range(3):
-                war = wi * a[g, i, r]
-                for c in range(3):
-                    B[r, c] += war * b[g, i, c]
-        U, S, Vt = np.linalg.svd(B)
-        if S[1] <= RANK_ONE * S[0]:
-            q = _shortest_arc((Vt[0, 0], Vt[0, 1], Vt[0, 2]), (U[0, 0], U[1, 0], U[2, 0]))
-        else:
-            C = U @ Vt
-            det = (
-                C[0, 0] * (C[1, 1] * C[2, 2] - C[1, 2] * C[2, 1])
-                - C[0, 1] * (C[1, 0] * C[2, 2] - C[1, 2] * C[2, 0])
-                + C[0, 2] * (C[1, 0] * C[2, 1] - C[1, 1] * C[2, 0])
-            )
-            if det < 0.0:
-                for r in range(3):
-                    for c in range(3):
-                        C[r, c] -= 2.0 * U[r, 2] * Vt[2, c]
-            q = mat_to_q(
-                (C[0, 0], C[0, 1], C[0, 2], C[1, 0], C[1, 1], C[1, 2], C[2, 0], C[2, 1], C[2, 2])
-            )
-        total = 0.0
-        for i in range(a.shape[1]):
-            rb = qrotate(q, (b[g, i, 0], b[g, i, 1], b[g, i, 2]))
-            d0 = a[g, i, 0] - rb[0]
-            d1 = a[g, i, 1] - rb[1]
-            d2 = a[g, i, 2] - rb[2]
-            total += w[g, i] * (d0 * d0 + d1 * d1 + d2 * d2)
-        q_out[g, 0], q_out[g, 1], q_out[g, 2], q_out[g, 3] = q
-        rssd_out[g] = math.sqrt(total)
+        sums, bad = _align_sums(a, b, w, g, 0, n)
+        q, f = _align_group(g, sums, bad, q_out)
+        flagged += f
+        rssd_out[g] = math.sqrt(_residual_sum(a, b, w, g, q, 0, n))
+    return flagged
+
+
+@parallel_njit
+def align_groups_parallel(a, b, w, q_out, rssd_out, blocks):
+    """``align_groups`` with each group's two passes split in ``blocks`` for the threads."""
+    n = a.shape[1]
+    flagged = 0
+    for g in range(a.shape[0]):
+        sums = np.zeros((blocks, 10))
+        bad = np.zeros(blocks, dtype=np.int64)
+        for k in prange(blocks):
+            sums[k], bad[k] = _align_sums(a, b, w, g, k * n // blocks, (k + 1) * n // blocks)
+        q, f = _align_group(g, sums.sum(axis=0), bad.sum(), q_out)
+        flagged += f
+        residual = np.zeros(blocks)
+        for k in prange(blocks):
+            residual[k] = _residual_sum(a, b, w, g, q, k * n // blocks, (k + 1) * n // blocks)
+        rssd_out[g] = math.sqrt(residual.sum())
+    return flagged
