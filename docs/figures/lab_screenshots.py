@@ -4,7 +4,9 @@ Serves the lab on a free loopback port and drives headless Debian Chromium (Play
 
 - ``lab-default.png``: the default view at 1366 × 900, top of the page;
 - ``lab-phone.png``: the same at 390 × 844 (a phone), top of the page;
-- ``lab-sphere.png``: the momentum sphere, tennis-racket preset, with three methods.
+- ``lab-sphere.png``: the momentum sphere, tennis-racket preset, with three methods;
+- ``lab-heavy-top.png``: the heavy-top torque preset at 1366 × 1180, top of the page (the
+  methods against the ODE reference).
 
 The animation is paused at a fixed cursor so that the pictures are reproducible.
 Usage: ``python docs/figures/lab_screenshots.py [OUT_DIR]`` (default: this folder).
@@ -68,6 +70,8 @@ def main(out: Path) -> None:
             )
             _open(page, base + query, 300)
             page.locator("#sphere-figure").screenshot(path=str(out / "lab-sphere.png"))
+            _open(page, base + "?torque=heavy-top", 420)
+            page.screenshot(path=str(out / "lab-heavy-top.png"))
             phone = browser.new_context(
                 viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True
             )
@@ -77,7 +81,7 @@ def main(out: Path) -> None:
             browser.close()
     finally:
         srv.should_exit = True
-    for name in ("lab-default.png", "lab-phone.png", "lab-sphere.png"):
+    for name in ("lab-default.png", "lab-phone.png", "lab-sphere.png", "lab-heavy-top.png"):
         print(f"wrote {out / name}")
 
 

@@ -154,13 +154,15 @@ class Figure:
 
     ``wide``: across the page (else half its width, square); ``caption``: the text under it;
     ``note``: what the exact motion does there and what a good method looks like (the lab's
-    "what am I seeing" line).
+    "what am I seeing" line); ``forced_note``: the same under a torque, where the reference
+    is an ODE solve and nothing need be conserved.
     """
 
     id: str
     caption: str
     wide: bool = False
     note: str = ""
+    forced_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -214,13 +216,17 @@ GRID = (3, 4)
 FIGURES = (
     Figure(
         "time",
-        "Energy factor J_L = 2E/|L|², |L| and the attitude error against the exact motion; "
-        "drag the range slider to zoom in time.",
+        "Energy factor J_L = 2E/|L|², |L| and the attitude error against the reference "
+        "(the exact motion; under a torque, an ODE solve); drag the range slider to zoom in "
+        "time.",
         wide=True,
         note="Exact motion: J_L and |L| are constant (flat dashed lines) and the attitude "
         "error is zero. A good method stays flat in the top two panels (round-off is "
         "drawn in a ±0.1 % window, not magnified) and its attitude error grows slowly, "
         "like a power of dt. A method that blew up ends with a cross.",
+        forced_note="Under a torque J_L and |L| change: the dashed line is the reference "
+        "(a tight ODE solve), not a constant. A good method lies on it; the attitude error "
+        "is the angle to the reference's attitude and grows like a power of dt.",
     ),
     Figure(
         "world",
@@ -228,6 +234,9 @@ FIGURES = (
         note="Exact motion: L is fixed in space along z, so this point never leaves the "
         "origin. A good method stays within the small square drawn at ±0.1 % of |L|; a "
         "curve that wanders means the spin axis drifts in the world.",
+        forced_note="Under a torque world L moves (the torque is its rate of change): the "
+        "dashed curve is the reference's path. A good method follows that path; an offset "
+        "from it is error, not physics.",
     ),
     Figure(
         "body",
@@ -237,6 +246,9 @@ FIGURES = (
         "separatrix it swaps sides (the Dzhanibekov flip). A good method retraces the "
         "dashed loop; drifting off it means energy drift, a shifted loop means a phase "
         "error only.",
+        forced_note="Under a torque the body-frame L need not close: it follows the dashed "
+        "reference (a tight ODE solve), spiralling in when the torque brakes the body. A "
+        "good method retraces the reference's path.",
     ),
 )
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 import warnings
@@ -28,6 +31,7 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     from fastapi.testclient import TestClient
 
+from tumble.lab import api
 from tumble.lab.server import create_app
 
 #: Debian's Chromium; TUMBLE_CHROMIUM points the tests at another Chromium build.
@@ -167,3 +171,15 @@ def page(context, live_server):
     errors = pg.lab_errors
     pg.close()
     assert errors == [], f"the page reported errors: {errors}"
+
+
+def run_fresh(script: str) -> str:
+    """Standard output of ``script`` (dedented) run in a fresh Python process on this
+    checkout's sources, which must succeed: for what a new server process does first."""
+    src = Path(api.__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+        timeout=900, env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return out.stdout

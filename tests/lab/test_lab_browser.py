@@ -87,6 +87,21 @@ def settle(page) -> None:
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
+def reopen(first, live_server):
+    """``first``'s URL opened in a new page of its context, once its first answer is drawn,
+    after checking that it made the same request and got the same runs back."""
+    second = first.context.new_page()
+    second.lab_errors = watch(second, live_server)
+    second.goto(first.url)
+    second.wait_for_function("window.tumbleLab && tumbleLab.completed >= 1", timeout=60_000)
+    assert second.evaluate("tumbleLab.request") == first.evaluate("tumbleLab.request")
+    for run in ("exact", "methods"):
+        a = first.evaluate(f"JSON.stringify(tumbleLab.data.{run})")
+        b = second.evaluate(f"JSON.stringify(tumbleLab.data.{run})")
+        assert json.loads(a) == json.loads(b), run
+    return second
+
+
 def close(page) -> None:
     errors = page.lab_errors
     page.close()
@@ -226,16 +241,8 @@ def test_url_round_trip_restores_the_run(context, live_server) -> None:
     first.select_option("#anim-method", "jolt")
     url = first.url
     assert "view=jolt" in url
-    second = first.context.new_page()
-    second.lab_errors = watch(second, live_server)
-    second.goto(url)
-    second.wait_for_function("window.tumbleLab && tumbleLab.completed >= 1", timeout=60_000)
-    assert second.evaluate("tumbleLab.request") == first.evaluate("tumbleLab.request")
+    second = reopen(first, live_server)
     assert second.input_value("#anim-method") == "jolt"
-    for run in ("exact", "methods"):
-        a = first.evaluate(f"JSON.stringify(tumbleLab.data.{run})")
-        b = second.evaluate(f"JSON.stringify(tumbleLab.data.{run})")
-        assert json.loads(a) == json.loads(b), run
     assert second.url == url
     close(second)
     close(first)

@@ -1,11 +1,14 @@
 """The lab's JSON API without the web layer: request schema, limits, method table, traces.
 
 The case comes from :mod:`tumble.scenarios` (the article's parametrisation, shared with
-``tumble compare`` and the sweeps), the trajectories from :func:`tumble.rigid.simulate` and
-the exact reference from its ``"exact"`` method. This module decimates, takes the plotted
+``tumble compare`` and the sweeps, or a torque scenario of
+:data:`tumble.scenarios.TORQUE_SCENARIOS`), the trajectories from
+:func:`tumble.rigid.simulate` (with the scenario's torque model inside the compiled loop)
+and the reference from :func:`tumble.scenarios.reference`: the ``"exact"`` method for a
+free body, a tight ODE solve under a torque. This module decimates, takes the plotted
 traces from :func:`tumble.figures.figure_data` (every trace of :data:`tumble.figures.TRACES`,
 keyed by its name, computed by :mod:`tumble.diagnostics`), scores every method with
-:func:`tumble.scenarios.score` against one shared exact solution, and writes JSON. The
+:func:`tumble.scenarios.score` against that one shared reference, and writes JSON. The
 server (:mod:`tumble.lab.server`) wraps it in HTTP; the page draws the panels of
 :func:`tumble.figures.spec`.
 
@@ -20,6 +23,7 @@ blew up) become JSON ``null``.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -43,6 +47,7 @@ from tumble._validate import describe
 __all__ = [
     "CONVERGENCE_REFINEMENTS",
     "MAX_BODY_BYTES",
+    "MAX_FORCED_ROTATIONS",
     "MAX_POINTS",
     "MAX_WORK",
     "POLHODE_LEVELS",
@@ -68,6 +73,12 @@ MAX_POINTS = 500
 #: of one core for the costliest methods, so one request cannot hold a worker for long.
 #: Beyond it the server answers 413.
 MAX_WORK = 2_000_000
+
+#: Most ``rotations`` of a torque scenario: its reference is a DOP853 solve at ``rtol =
+#: 1e-13`` in Python (:func:`tumble.torques.reference`), about 0.03 to 0.06 s of one core per
+#: rotation for the heavy top and the gravity-gradient satellite, so 100 rotations stay
+#: within a few seconds. Beyond it the server answers 413.
+MAX_FORCED_ROTATIONS = 100.0
 
 #: Largest request body in bytes (a full request is under 1 KiB); beyond it: 413.
 MAX_BODY_BYTES = 16 * 1024
@@ -156,6 +167,9 @@ class SimulateRequest(BaseModel):
     Either the article's parametrisation (``min_j``, ``median_j``, ``energy``) or an
     explicit body (``inv_inertia`` with ``omega_body``, initial attitude the identity), see
     :func:`tumble.scenarios.article_case` and :func:`tumble.scenarios.explicit_case`.
+    Or a torque scenario (``torque``, a key of :data:`tumble.scenarios.TORQUE_SCENARIOS`,
+    :func:`tumble.scenarios.torque_case`), which sets the body itself: only
+    ``steps_per_rotation``, ``rotations`` and ``methods`` (not ``"exact"``) go with it.
     Numbers must be JSON numbers (no strings, no booleans); unknown fields are refused.
 
     Built from Python, a bad field raises :class:`tumble.InputError` naming it (the message
@@ -183,6 +197,15 @@ class SimulateRequest(BaseModel):
     methods: list[str] | None = Field(default=None, min_length=1, max_length=len(rigid.METHODS))
     inv_inertia: list[_InvMoment] | None = Field(default=None, min_length=3, max_length=3)
     omega_body: list[_Omega] | None = Field(default=None, min_length=3, max_length=3)
+    torque: str | None = None
+
+    @field_validator("torque")
+    @classmethod
+    def _known_torque(cls, v: str | None) -> str | None:
+        if v is not None and v not in scenarios.TORQUE_SCENARIOS:
+            allowed = ", ".join(repr(k) for k in scenarios.TORQUE_SCENARIOS)
+            raise ValueError(f"torque: expected null or one of {allowed}, got {v[:80]!r}")
+        return v
 
     @field_validator("methods")
     @classmethod
@@ -200,6 +223,19 @@ class SimulateRequest(BaseModel):
 
     @model_validator(mode="after")
     def _one_parametrisation(self) -> SimulateRequest:
+        if self.torque is not None:
+            body = {"min_j", "median_j", "energy", "inv_inertia", "omega_body"}
+            fixed = body & self.model_fields_set
+            if fixed:
+                raise ValueError(
+                    f"{', '.join(sorted(fixed))}: not allowed with torque (a torque scenario "
+                    "sets its own body and initial state)"
+                )
+            if self.methods is not None and "exact" in self.methods:
+                raise ValueError(
+                    "methods: 'exact' is the torque-free solution; not with torque (the "
+                    "reference of a torque scenario is the ODE solve, which always runs)"
+                )
         explicit = {"inv_inertia", "omega_body"} & self.model_fields_set
         if len(explicit) == 1:
             (given,) = explicit
@@ -225,6 +261,8 @@ class SimulateRequest(BaseModel):
 
     def case(self) -> scenarios.Case:
         """The initial-value problem this request describes."""
+        if self.torque is not None:
+            return scenarios.torque_case(self.torque, self.steps_per_rotation, self.rotations)
         # The model validator admits inv_inertia only together with omega_body.
         if self.inv_inertia is not None and self.omega_body is not None:
             return scenarios.explicit_case(
@@ -235,8 +273,11 @@ class SimulateRequest(BaseModel):
         )
 
     def method_names(self) -> list[str]:
-        """Requested methods, all of :data:`tumble.rigid.METHODS` by default."""
-        return list(rigid.METHODS if self.methods is None else self.methods)
+        """Requested methods; by default all of :data:`tumble.rigid.METHODS` (with a torque,
+        all but the torque-free ``"exact"``)."""
+        if self.methods is not None:
+            return list(self.methods)
+        return [m for m in rigid.METHODS if self.torque is None or m != "exact"]
 
 
 def _check_request(request: Any) -> None:
@@ -248,8 +289,17 @@ class WorkTooLarge(Exception):
     """A request whose work (method-steps) exceeds :data:`MAX_WORK`: HTTP 413."""
 
 
-def _check_work(steps: int, methods: int, runs_per_method: int = 1) -> None:
-    """Raise :class:`WorkTooLarge` beyond :data:`MAX_WORK` method-steps."""
+def _check_work(
+    request: SimulateRequest, steps: int, methods: int, runs_per_method: int = 1
+) -> None:
+    """Raise :class:`WorkTooLarge` beyond :data:`MAX_WORK` method-steps, or beyond
+    :data:`MAX_FORCED_ROTATIONS` for a torque scenario's reference."""
+    if request.torque is not None and request.rotations > MAX_FORCED_ROTATIONS:
+        raise WorkTooLarge(
+            f"rotations: {request.rotations:g} exceeds the limit of {MAX_FORCED_ROTATIONS:g} "
+            "for a torque scenario, whose reference is a tight ODE solve (seconds of work "
+            "per hundred rotations): lower rotations"
+        )
     work = steps * methods * runs_per_method
     if work > MAX_WORK:
         runs = f" x {runs_per_method} runs" if runs_per_method > 1 else ""
@@ -353,8 +403,47 @@ PRESETS: tuple[Preset, ...] = (
         "axis (energy 0.02 below the separatrix), as in the phone-flip trick.",
         _box((146.7e-3, 71.5e-3, 7.65e-3), 0.02),
     ),
+    Preset(
+        "heavy-top",
+        "heavy top (gravity)",
+        f"Forced motion, {scenarios.TORQUE_SCENARIOS['heavy-top']}. Gravity turns L: the top "
+        "precesses about the vertical and nods (nutation), so |L|, J_L and world L change; "
+        "the dashed reference is a tight ODE solve, not a closed form. A good method "
+        "follows it; the attitude error shows how fast each one loses the phase.",
+        {},
+        "heavy-top",
+    ),
+    Preset(
+        "gravity-gradient",
+        "satellite in a gravity gradient",
+        f"Forced motion, {scenarios.TORQUE_SCENARIOS['gravity-gradient']}. The gradient "
+        "pulls the long axis back towards nadir, so the body librates about it; energy "
+        "counting the potential is conserved, but J_L, |L| and world L oscillate. The "
+        "dashed reference is a tight ODE solve.",
+        {},
+        "gravity-gradient",
+    ),
+    Preset(
+        "damped",
+        "damped (viscous torque)",
+        f"Forced motion, {scenarios.TORQUE_SCENARIOS['damped']}: |L| and the energy decay "
+        "and the body-frame L spirals in towards zero. The "
+        "dashed reference is a tight ODE solve.",
+        {},
+        "damped",
+    ),
+    Preset(
+        "controlled",
+        "attitude control (PD law)",
+        f"Forced motion, {scenarios.TORQUE_SCENARIOS['controlled']}: the controller brakes "
+        "the spin and turns the body to the identity attitude, so L decays to zero. The "
+        "dashed reference is a tight ODE solve.",
+        {},
+        "controlled",
+    ),
 )
-"""The preset menu, in order."""
+"""The preset menu, in order: free bodies, then the torque scenarios of
+:data:`tumble.scenarios.TORQUE_SCENARIOS` (``params`` empty: the scenario sets the body)."""
 
 
 def preset_table() -> list[dict[str, Any]]:
@@ -371,10 +460,18 @@ def warm_up() -> None:
 
     A two-step run of each method on the default case, then a run that blows up (explicit
     Euler at 2 steps per rotation, min J 3), so the divergence path (a single ``step`` that
-    tells an overflowing input from a blow-up) is loaded too.
+    tells an overflowing input from a blow-up) is loaded too; then each torque scenario:
+    every method for two steps, and the reference at the default steps and rotations (the
+    view a click on its preset asks for; :func:`_forced_reference` keeps it).
     """
     simulate(SimulateRequest(steps_per_rotation=2, rotations=1))
     simulate(SimulateRequest(min_j=3.0, steps_per_rotation=2, rotations=20, methods=["explicit"]))
+    # Each torque model compiles the step loops of its own (a few seconds each on a fresh
+    # install), and each preset's reference ODE solve at the default steps takes up to a
+    # second: both are paid here, not by the first click on a preset.
+    for name in scenarios.TORQUE_SCENARIOS:
+        simulate(SimulateRequest(torque=name, steps_per_rotation=2, rotations=1))
+        simulate(SimulateRequest(torque=name, methods=["explicit"]))
 
 
 # --------------------------------------------------------------------------------------
@@ -473,13 +570,16 @@ def _polhodes(J: np.ndarray) -> list[dict[str, Any]]:
 def simulate(request: SimulateRequest) -> dict[str, Any]:
     """The body of ``POST /api/simulate`` (see ``docs/lab.md`` for its layout).
 
-    Only the requested methods run (the exact reference always does). Arrays in the
+    Only the requested methods run (the reference always does: the exact solution, or for
+    a torque scenario the tight ODE solve of :func:`tumble.scenarios.reference`, kept for
+    repeated requests; ``reference`` in the answer says which). Arrays in the
     result are NumPy arrays (write it with :func:`encode`).
 
     Raises
     ------
     WorkTooLarge
-        ``steps x len(methods) > MAX_WORK``.
+        ``steps x len(methods) > MAX_WORK``, or a torque scenario beyond
+        :data:`MAX_FORCED_ROTATIONS` rotations.
     tumble.InputError
         ``request`` is not a :class:`SimulateRequest`, or a case that :mod:`tumble.scenarios`
         or :mod:`tumble.rigid` refuses (for example ``"implicit"`` with a zero inverse
@@ -489,22 +589,27 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
     start = time.perf_counter()
     case = request.case()
     names = request.method_names()
-    _check_work(case.steps, len(names))
+    _check_work(request, case.steps, len(names))
     every = max(1, math.ceil(case.steps / (MAX_POINTS - 2)))
     with single_thread():
         # A blow-up is shown (non-finite records become nulls and diverged_at), not warned.
         trs = [scenarios.simulate(case, m, every) for m in names]
-        reference = (
-            trs[names.index("exact")]
-            if "exact" in names
-            else scenarios.simulate(case, "exact", every)
-        )
+        if request.torque is not None:
+            reference = _forced_reference(
+                request.torque, request.steps_per_rotation, request.rotations, every
+            )
+        elif "exact" in names:
+            reference = trs[names.index("exact")]
+        else:
+            reference = scenarios.simulate(case, "exact", every)
     J = case.inv_inertia
     data = figures.figure_data(dict(zip(names, trs, strict=True)), reference, J)
-    # One exact solution scores every method (scenarios.score alone would solve it again).
-    scores = [_score_dict(scenarios.score(tr, J, reference_q=reference.q)) for tr in trs]
+    # One reference scores every method (scenarios.score alone would solve it again).
+    scores = [_score_dict(_score(tr, case, reference)) for tr in trs]
     return {
+        "reference": _reference_info(case),
         "case": {
+            "torque": request.torque,
             "inv_inertia": J.tolist(),
             "q0": case.q0.tolist(),
             "omega0": case.omega0.tolist(),
@@ -516,7 +621,8 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
             "every": every,
             "records": data.t.shape[0],
         },
-        "polhodes": _polhodes(J),
+        # The polhodes are paths of the free body only.
+        "polhodes": _polhodes(J) if case.torque is None else [],
         "limits": {"max_points": MAX_POINTS, "max_work": MAX_WORK},
         "t": _rounded(data.t),
         "ranges": data.ranges,
@@ -534,6 +640,42 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
     }
 
 
+#: How the page labels the reference: the exact solution, or for a torque scenario the ODE
+#: solve of :func:`tumble.torques.reference`.
+REFERENCE_LABELS = {
+    "exact": figures.REFERENCE.label,
+    "ode": "ODE reference (DOP853, rtol 1e-13)",
+}
+
+
+def _reference_info(case: scenarios.Case) -> dict[str, str]:
+    """``{"kind": "exact" or "ode", "label"}``: what the response's ``exact`` curve is."""
+    kind = "exact" if case.torque is None else "ode"
+    return {"kind": kind, "label": REFERENCE_LABELS[kind]}
+
+
+@functools.lru_cache(maxsize=64)
+def _forced_reference(
+    torque: str, steps_per_rotation: int, rotations: float, every: int
+) -> rigid.Trajectory:
+    """:func:`tumble.scenarios.reference` of a torque scenario, kept: the ODE solve takes
+    about a second for the heavy top and the satellite, and a page that only changes the
+    shown methods asks for the same one again. The arrays are never written to."""
+    case = scenarios.torque_case(torque, steps_per_rotation, rotations)
+    return scenarios.reference(case, every)
+
+
+def _score(
+    tr: rigid.Trajectory, case: scenarios.Case, reference: rigid.Trajectory
+) -> scenarios.Scores:
+    """:func:`tumble.scenarios.score` against ``reference`` at the same records: the exact
+    attitude for a free case; for a forced case the reference's attitude, energy and
+    momentum at each record (they are not conserved)."""
+    if case.torque is None:
+        return scenarios.score(tr, case.inv_inertia, reference_q=reference.q)
+    return scenarios.score(tr, case.inv_inertia, reference=reference)
+
+
 def _blow_up(drawn: int | None, t: np.ndarray) -> dict[str, Any] | None:
     """``{"records": drawn records, "t": time of the first record not drawn}`` or None."""
     if drawn is None:
@@ -549,7 +691,8 @@ def convergence(request: SimulateRequest) -> dict[str, Any]:
     """The body of ``POST /api/convergence``: final attitude error against cost.
 
     For each requested method but ``"exact"``: the attitude error at the end of the run
-    (:func:`tumble.scenarios.score`, ``attitude_error_end``, against the exact solution) at
+    (:func:`tumble.scenarios.score`, ``attitude_error_end``, against the exact solution, or
+    for a torque scenario the ODE solve of :func:`tumble.scenarios.reference`) at
     ``dt / k`` for ``k`` in :data:`CONVERGENCE_REFINEMENTS` (skipped where
     ``steps_per_rotation · k`` passes the limit), the measured ns per step
     (:func:`tumble.scenarios.time_per_step`, one body, one thread) and the cost of each run,
@@ -560,7 +703,8 @@ def convergence(request: SimulateRequest) -> dict[str, Any]:
     Raises
     ------
     WorkTooLarge
-        ``steps · (1 + 2 + 4) · len(methods) > MAX_WORK``.
+        ``steps · (1 + 2 + 4) · len(methods) > MAX_WORK``, or a torque scenario beyond
+        :data:`MAX_FORCED_ROTATIONS`.
     tumble.InputError
         ``request`` is not a :class:`SimulateRequest`, or a case that :mod:`tumble.rigid`
         refuses.
@@ -569,23 +713,22 @@ def convergence(request: SimulateRequest) -> dict[str, Any]:
     start = time.perf_counter()
     names = [m for m in request.method_names() if m != "exact"]
     base = request.case()
-    _check_work(base.steps, max(len(names), 1), sum(CONVERGENCE_REFINEMENTS))
+    _check_work(request, base.steps, max(len(names), 1), sum(CONVERGENCE_REFINEMENTS))
     spr = request.steps_per_rotation
     cases = [
         request.model_copy(update={"steps_per_rotation": spr * k}).case()
         for k in CONVERGENCE_REFINEMENTS
         if spr * k <= scenarios.MAX_STEPS_PER_ROTATION
     ]
-    J = base.inv_inertia
     out = []
     with single_thread():
-        refs = [scenarios.simulate(c, "exact", max(c.steps, 1)) for c in cases]
+        refs = [scenarios.reference(c, max(c.steps, 1)) for c in cases]
         for name in names:
             ns = scenarios.time_per_step(base, name)
             points = []
             for c, ref in zip(cases, refs, strict=True):
                 tr = scenarios.simulate(c, name, max(c.steps, 1))
-                err = scenarios.score(tr, J, reference_q=ref.q).attitude_error_end
+                err = _score(tr, c, ref).attitude_error_end
                 points.append(
                     {"dt": c.dt, "steps": c.steps, "error": err, "cost_us": ns * c.steps / 1e3}
                 )

@@ -11,11 +11,12 @@ Routes
 ``GET /api/figure``
     :func:`tumble.figures.spec`: the panels, traces and colours that the page draws.
 ``GET /api/presets``
-    :func:`tumble.lab.api.preset_table`: the preset menu.
+    :func:`tumble.lab.api.preset_table`: the preset menu (free bodies and torque scenarios).
 ``POST /api/simulate``
     :func:`tumble.lab.api.simulate`. 422 for a malformed or out-of-range request (the
     ``message`` names the field), 413 for work beyond :data:`~tumble.lab.api.MAX_WORK`
-    method-steps or a body beyond :data:`~tumble.lab.api.MAX_BODY_BYTES`.
+    method-steps, a torque scenario beyond :data:`~tumble.lab.api.MAX_FORCED_ROTATIONS`
+    or a body beyond :data:`~tumble.lab.api.MAX_BODY_BYTES`.
 ``POST /api/convergence``
     :func:`tumble.lab.api.convergence` (error against cost), same request and errors.
 
@@ -97,7 +98,8 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
 
     app = FastAPI(
         title="tumble lab",
-        description="Rigid-body integrators against the exact torque-free motion.",
+        description="Rigid-body integrators against the exact torque-free motion, or an "
+        "ODE reference under a torque.",
         lifespan=lifespan,
     )
     plotly_js = plotly_js_path()

@@ -38,6 +38,13 @@
   };
   window.tumbleLab = lab;
 
+  // plotly.js is deferred after this script, so that the first requests are in flight while
+  // it is parsed (most of the time to the first plot); drawing waits for it.
+  const plotlyReady = new Promise((resolve) => {
+    if (window.Plotly) resolve();
+    else $("plotly-js").addEventListener("load", resolve, { once: true });
+  });
+
   // ------------------------------------------------------------------ state and URL
 
   const NUMBERS = ["min_j", "median_j", "energy", "steps_per_rotation", "rotations"];
@@ -50,7 +57,7 @@
 
   function stateFromURL() {
     const q = new URLSearchParams(location.search);
-    const s = Object.assign({}, DEFAULTS, { inv_inertia: null, omega_body: null, view: "jolt" });
+    const s = Object.assign({}, DEFAULTS, { inv_inertia: null, omega_body: null, torque: null, view: "jolt" });
     for (const k of NUMBERS) {
       if (!q.has(k)) continue;
       const v = Number(q.get(k));
@@ -64,13 +71,21 @@
     s.inv_inertia = parseTriple(q.get("inv_inertia"));
     s.omega_body = parseTriple(q.get("omega_body"));
     if (!s.inv_inertia || !s.omega_body) s.inv_inertia = s.omega_body = null;
+    // A torque scenario sets its own body: it replaces the sliders and a custom body.
+    const torques = lab.presets.map((p) => p.torque).filter(Boolean);
+    if (torques.includes(q.get("torque"))) {
+      s.torque = q.get("torque");
+      s.inv_inertia = s.omega_body = null;
+    }
     return s;
   }
 
   function writeURL() {
     const s = lab.state;
     const q = new URLSearchParams();
-    if (s.inv_inertia) {
+    if (s.torque) {
+      q.set("torque", s.torque);
+    } else if (s.inv_inertia) {
       q.set("inv_inertia", s.inv_inertia.join(","));
       q.set("omega_body", s.omega_body.join(","));
     } else {
@@ -87,12 +102,16 @@
   // The request body for the state: only the ticked methods (the reference always runs).
   function requestBody() {
     const s = lab.state;
-    const body = s.inv_inertia
-      ? { inv_inertia: s.inv_inertia, omega_body: s.omega_body }
+    const body = s.torque ? { torque: s.torque }
+      : s.inv_inertia ? { inv_inertia: s.inv_inertia, omega_body: s.omega_body }
       : { min_j: s.min_j, median_j: s.median_j, energy: s.energy };
     body.steps_per_rotation = s.steps_per_rotation;
     body.rotations = s.rotations;
-    body.methods = s.methods.length ? s.methods.slice() : [lab.spec.reference.method];
+    // With nothing ticked only the reference runs; a torque scenario's reference is an ODE
+    // solve, not a method, so there it has to be asked for with a method (null: nothing).
+    if (s.methods.length) body.methods = s.methods.slice();
+    else if (s.torque) return null;
+    else body.methods = [lab.spec.reference.method];
     return body;
   }
 
@@ -107,6 +126,7 @@
     $("rotations").value = s.rotations;
     const custom = Boolean(s.inv_inertia);
     $("custom-on").checked = custom;
+    $("custom-on").disabled = false;
     if (custom) {
       $("custom").open = true;
       ["x", "y", "z"].forEach((c, i) => {
@@ -114,7 +134,7 @@
         $(`omega-${c}`).value = s.omega_body[i];
       });
     }
-    for (const id of ["min-j", "median-j", "energy"]) $(id).disabled = custom;
+    for (const id of ["min-j", "median-j", "energy"]) $(id).disabled = custom || Boolean(s.torque);
     for (const box of document.querySelectorAll("#method-list input")) {
       box.checked = s.methods.includes(box.value);
     }
@@ -126,6 +146,12 @@
     $("min-j-value").textContent = s.min_j.toFixed(3).replace(/0$/, "");
     $("median-j-value").textContent = s.median_j.toFixed(2);
     $("energy-value").textContent = s.energy.toFixed(2);
+    if (s.torque) {
+      $("inertia-readout").textContent =
+        `torque scenario ${s.torque}: its body and initial state replace the sliders (pick ` +
+        "another preset to leave it); steps per rotation and rotations still apply";
+      return;
+    }
     if (s.inv_inertia) {
       $("inertia-readout").textContent =
         `custom body: inverse moments J = (${s.inv_inertia.join(", ")}), ` +
@@ -207,7 +233,9 @@
         if (bad) return;
         lab.state.inv_inertia = J;
         lab.state.omega_body = w;
+        lab.state.torque = null;
         $("preset").value = "";
+        $("preset-note").textContent = "";
       }
       for (const id of ["min-j", "median-j", "energy"]) $(id).disabled = $("custom-on").checked;
       changed();
@@ -220,9 +248,20 @@
 
   function applyPreset(id) {
     const p = lab.presets.find((x) => x.id === id);
-    if (!p) return;
     const s = lab.state;
-    if (p.params.inv_inertia) {
+    if (!p) {
+      // "(custom)" after a torque scenario: back to the free body of the sliders.
+      if (!s.torque) return;
+      s.torque = null;
+      $("preset-note").textContent = "";
+      showState();
+      changed();
+      return;
+    }
+    s.torque = p.torque || null;
+    if (p.torque) {
+      s.inv_inertia = s.omega_body = null;
+    } else if (p.params.inv_inertia) {
       s.inv_inertia = p.params.inv_inertia.slice();
       s.omega_body = p.params.omega_body.slice();
     } else {
@@ -288,6 +327,11 @@
     const controller = new AbortController();
     inFlight = controller;
     const body = requestBody();
+    if (body === null) {
+      inFlight = null;
+      setStatus("nothing to compute: tick a method (a torque scenario has no exact solution to show alone)", true);
+      return;
+    }
     const t0 = performance.now();
     setStatus("computing…");
     try {
@@ -298,7 +342,8 @@
         signal: controller.signal,
       });
       const answer = await res.json();
-      if (controller !== inFlight) return;  // superseded while the body was arriving
+      await plotlyReady;
+      if (controller !== inFlight) return;  // superseded while the body (or plotly) arrived
       if (!res.ok) {
         lab.failed += 1;
         setStatus(`${res.status}: ${answer.message || res.statusText}`, true);
@@ -366,13 +411,19 @@
     return { color: lab.color[group], width: 1.6, dash: lab.dash[group] || "solid" };
   }
 
+  // The reference's legend entry says what it is: the exact solution or an ODE solve.
+  function shownName(group) {
+    const ref = lab.data && lab.data.reference;
+    return group === lab.spec.reference.label && ref ? ref.label : group;
+  }
+
   function line(group, x, y, extra) {
     return Object.assign({
       type: "scatter",
       mode: "lines",
       x: x,
       y: y,
-      name: group,
+      name: shownName(group),
       legendgroup: group,
       meta: group,
       showlegend: false,
@@ -529,10 +580,13 @@
       const caption = document.createElement("figcaption");
       caption.textContent = fig.caption;
       el.append(plot, caption);
-      if (fig.note) {
+      for (const [when, text] of [["free", fig.note], ["forced", fig.forced_note]]) {
+        if (!text) continue;
         const note = document.createElement("p");
         note.className = "note";
-        note.textContent = fig.note;
+        note.dataset.when = when;
+        note.hidden = when === "forced";
+        note.textContent = text;
         el.append(note);
       }
       before.parentNode.insertBefore(el, before);
@@ -543,6 +597,10 @@
 
   function render(d) {
     lab.data = d;
+    // "What am I seeing": free motion, or motion under a torque against an ODE reference.
+    for (const note of document.querySelectorAll("[data-when]")) {
+      note.hidden = (note.dataset.when === "forced") !== Boolean(d.case.torque);
+    }
     // On a phone the method list (with its line swatches) is the legend.
     const legend = window.matchMedia("(min-width: 601px)").matches;
     lab.spec.figures.forEach((fig, i) => {
@@ -830,7 +888,7 @@
       : [[w * 0.25, h * 0.54], [w * 0.75, h * 0.54]];
     const scale = narrow ? Math.min(w, h / 2) / 3.0 : Math.min(w / 2, h) / 3.0;
     drawBody(run, d, halves[0][0], halves[0][1], scale, name);
-    drawBody(d.exact, d, halves[1][0], halves[1][1], scale, "exact");
+    drawBody(d.exact, d, halves[1][0], halves[1][1], scale, d.case.torque ? "reference (ODE)" : "exact");
     ctx.strokeStyle = css("--line");
     ctx.lineWidth = 1;
     ctx.beginPath();
@@ -1053,6 +1111,7 @@
       xaxis: Object.assign(axisTheme(), { type: "log", title: { text: "cost of the run (µs, one core)" } }),
       yaxis: Object.assign(axisTheme(), { type: "log", title: { text: "final attitude error (rad)" } }),
     });
+    await plotlyReady;
     await Plotly.react($("plot-cost"), traces, layout, plotConfig());
     status.textContent = `measured in ${Math.round(answer.compute_ms)} ms (server)`;
     lab.cost = answer;
@@ -1082,7 +1141,7 @@
     for (const c of "wxyz") cols.push(["q", c]);
     const head = ["method", "t"].concat(cols.map(([n, c]) => (c ? `${n}_${c}` : n)));
     const lines = [head.join(",")];
-    const runs = [[lab.spec.reference.method, d.exact]].concat(
+    const runs = [[d.case.torque ? "ode_reference" : lab.spec.reference.method, d.exact]].concat(
       d.methods.filter((m) => m.name !== lab.spec.reference.method).map((m) => [m.name, m]));
     for (const [name, run] of runs) {
       for (let k = 0; k < d.t.length; k++) {
@@ -1140,8 +1199,10 @@
       $("preset").appendChild(opt);
     }
     lab.state = stateFromURL();
-    const match = presets.find((p) => Object.entries(p.params).every(([k, v]) =>
-      JSON.stringify(lab.state[k]) === JSON.stringify(v)));
+    const match = lab.state.torque
+      ? presets.find((p) => p.torque === lab.state.torque)
+      : presets.find((p) => !p.torque && Object.entries(p.params).every(([k, v]) =>
+        JSON.stringify(lab.state[k]) === JSON.stringify(v)));
     if (match && (Boolean(match.params.inv_inertia) === Boolean(lab.state.inv_inertia))) {
       $("preset").value = match.id;
       $("preset-note").textContent = match.note;
