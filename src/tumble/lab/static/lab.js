@@ -617,6 +617,20 @@
   }
 
   let legendHooked = false;
+  // A single click on a legend entry acts once plotly's double-click delay has passed
+  // without a second click. plotly reports both clicks of a double click as legend clicks
+  // before the double click itself, and it counts the two clicks on the same legend
+  // element: acting on the first click at once redrew the legend (a fast answer) between
+  // the clicks, so the second counted as a new first click and the double click was lost.
+  const DOUBLE_CLICK_MS = 300;  // plotly's default doubleClickDelay
+  let pendingToggle = null;
+
+  function cancelPendingToggle() {
+    const had = pendingToggle !== null;
+    clearTimeout(pendingToggle);
+    pendingToggle = null;
+    return had;
+  }
 
   function hookLegend() {
     if (legendHooked) return;
@@ -625,10 +639,16 @@
     gd.on("plotly_legendclick", (ev) => {
       const group = ev.data[ev.curveNumber].meta;
       if (group === lab.spec.reference.label) return false;
-      setShown(group, !lab.state.methods.includes(group));
+      // The second click of a double click: the double click handler decides.
+      if (cancelPendingToggle()) return false;
+      pendingToggle = setTimeout(() => {
+        pendingToggle = null;
+        setShown(group, !lab.state.methods.includes(group));
+      }, DOUBLE_CLICK_MS);
       return false;  // plotly would only toggle this figure; the new answer redraws them all
     });
     gd.on("plotly_legenddoubleclick", (ev) => {
+      cancelPendingToggle();
       const group = ev.data[ev.curveNumber].meta;
       if (group === lab.spec.reference.label) return false;
       // Only this method (the exact reference always stays); again: the article's five.
