@@ -61,12 +61,12 @@ def test_an_unknown_kernel_id_raises_instead_of_running_another_method():
     model = torques.NO_TORQUE.kernel_args((1,))
     unknown = max(m.kernel for m in methods.REGISTRY if m.kernel is not None) + 1
     with pytest.raises(ValueError, match="unknown method kernel id"):
-        kernels.step_serial(
-            unknown, np.empty(0), q, L, J, model, 0.0, 0.1, np.empty((1, 4)), np.empty((1, 3))
+        kernels.step_bodies(
+            unknown, np.empty(0), 0, 1, q, L, J, model, 0.0, 0.1, np.empty((1, 4)), np.empty((1, 3))
         )
     records = (np.empty((2, 1, 4)), *(np.empty((2, 1, 3)) for _ in range(3)), np.empty((2, 1)))
     with pytest.raises(ValueError, match="unknown method kernel id"):
-        kernels.simulate_serial(unknown, np.empty(0), q, L, J, model, 0.1, 1, 1, *records)
+        kernels.simulate_blocks(unknown, np.empty(0), 0, 1, q, L, J, model, 0.1, 1, 1, *records)
 
 
 def test_every_method_runs_and_no_two_give_the_same_step():

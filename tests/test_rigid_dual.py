@@ -20,7 +20,7 @@ import pytest
 import tumble.rigid as rigid
 import tumble.rotation as tr
 from tumble._kernels import rigid as kr
-from tumble._kernels.torques import CONSTANT_WORLD
+from tumble._kernels.torques import CONSTANT_WORLD, kinds_of
 from tumble.dual import directional_derivative, gradient, jacobian
 
 EPS = float(np.finfo(np.float64).eps)
@@ -218,7 +218,7 @@ def test_rk4_right_hand_side_is_the_flow_in_body_momentum(rng: np.random.Generat
     dLb = directional_derivative(body_momentum, state, direction)
     Lb = tr.quat_rotate(tr.quat_conjugate(q), L_world)
     # The kernel takes the torque as a model: here one constant world torque per body.
-    model = (np.array([CONSTANT_WORLD]), np.ascontiguousarray(torque), None)
+    model = (kinds_of((CONSTANT_WORLD,)), np.ascontiguousarray(torque), None)
     for i in range(N):
         I = tuple(1.0 / J[i])
         dq, dL = kr._rk4_rhs(tuple(q[i]), tuple(Lb[i]), tuple(J[i]), I, model, i, 0.0)

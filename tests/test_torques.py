@@ -19,6 +19,7 @@ from scipy.spatial.transform import Rotation
 from oracles import angle, matrix, rigid_reference
 from tumble import InputError, diagnostics, rigid, rotation, scenarios, torques
 from tumble._kernels import rigid as kernels
+from tumble._kernels import torques as tk
 
 Q0 = rotation.rotvec_to_quat([0.4, -0.3, 0.2])
 OMEGA0 = np.array([0.6, -0.9, 1.3])
@@ -401,7 +402,17 @@ def test_the_kernel_model_of_no_torque_is_empty():
     assert kinds is None
     assert P.shape == (2, 0)
     assert fn is None
-    assert kernels.HELD_TORQUE.tolist() == [0]
+
+
+def test_the_kernel_kinds_carry_the_model_structure():
+    """The terms' kinds in order, and which kinds occur (None for the absent ones): the
+    kernels compile one loop per structure and fold the absent kinds away."""
+    kinds, P, _ = (torques.gravity(1.0, G, C_BODY) + torques.damping(0.5)).kernel_args(())
+    ids, present = kinds
+    assert ids == (tk.GRAVITY, tk.DAMPING)
+    assert [k for k, p in enumerate(present) if p is not None] == [tk.GRAVITY, tk.DAMPING]
+    assert P.shape == (1, tk.WIDTH[tk.GRAVITY] + tk.WIDTH[tk.DAMPING])
+    assert kernels.HELD_TORQUE == tk.kinds_of((tk.CONSTANT_WORLD,))
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,7 @@ from tumble import compositions as _compositions
 from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import inertia as _inertia
 from tumble._kernels import rigid as _k
-from tumble._kernels.dispatch import use_parallel
+from tumble._kernels.dispatch import run_split, use_parallel
 from tumble._kernels.rotation import matrix_to_quat_gu
 from tumble._validate import (
     as_choice,
@@ -355,16 +355,34 @@ def _torque_inputs(
     return qa, wa, Ja, batch, dtype, as_model(ea["torque"].astype(np.float64))
 
 
-def _loops(model: TorqueModel | None, n: int) -> tuple[Callable, Callable]:
-    """The ``(simulate, step)`` kernels for ``n`` bodies under ``model``."""
-    parallel = use_parallel(n)
-    if model is not None and model.has_custom:
-        if parallel:
-            return _k.simulate_custom_parallel, _k.step_custom_parallel
-        return _k.simulate_custom_serial, _k.step_custom_serial
-    if parallel:
-        return _k.simulate_parallel, _k.step_parallel
-    return _k.simulate_serial, _k.step_serial
+def _simulate_loop(model: TorqueModel | None, n: int) -> Callable[..., int]:
+    """``loop(method, gamma, q0, L0, J, model, ...)``: the compiled run of ``n`` bodies,
+    in blocks split over threads for a large batch. Returns the count of bad records."""
+    custom = model is not None and model.has_custom
+    kernel = _k.simulate_custom_blocks if custom else _k.simulate_blocks
+
+    def loop(method: int, gamma: np.ndarray, *args: Any) -> int:
+        def run(g0: int, g1: int) -> int:
+            return int(kernel(method, gamma, g0, g1, *args))
+
+        return sum(run_split(run, -(-n // _k.BLOCK), use_parallel(n)))
+
+    return loop
+
+
+def _step_loop(model: TorqueModel | None, n: int) -> Callable[..., None]:
+    """``loop(method, gamma, q0, L0, J, model, t, h, q_out, L_out)``: one compiled step of
+    ``n`` bodies, split over threads for a large batch."""
+    custom = model is not None and model.has_custom
+    kernel = _k.step_custom_bodies if custom else _k.step_bodies
+
+    def loop(method: int, gamma: np.ndarray, *args: Any) -> None:
+        def run(b0: int, b1: int) -> None:
+            kernel(method, gamma, b0, b1, *args)
+
+        run_split(run, n, use_parallel(n))
+
+    return loop
 
 
 def _torque_now(
@@ -479,7 +497,7 @@ def step(
     qf, Lf, Jf = (_flat(a, batch, a.shape[-1]).astype(np.float64) for a in (qa, Lb, Ja))
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
-    _, loop = _loops(model, qf.shape[0])
+    loop = _step_loop(model, qf.shape[0])
     loop(
         info.kernel, _substeps(info), qf, Lf, Jf, as_model(model).kernel_args(batch), t0, dts,
         q1, L1,
@@ -688,7 +706,7 @@ def simulate(
             info, torque, qf, Lf, Jf, dts, n_steps, n_every, batch, dtype, (out_q, *out, out_e)
         )
     else:
-        loop, _ = _loops(model, n)
+        loop = _simulate_loop(model, n)
         args = as_model(model).kernel_args(batch)
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
         bad = loop(

@@ -98,7 +98,7 @@ class TorqueModel:
                 f"torques.gravity(...), torques.damping(...), ... and +), got {describe(terms)}"
             )
         self._terms = terms
-        self._scalar_args: tuple[np.ndarray | None, np.ndarray, Any] | None = None
+        self._scalar_args: tuple[Any, np.ndarray, Any] | None = None
         if sum(term.fn is not None for term in terms) > 1:
             raise InputError(
                 "torque: expected at most one custom term in a model (combine the functions "
@@ -136,17 +136,18 @@ class TorqueModel:
         """True if a term runs a user's compiled function."""
         return any(t.fn is not None for t in self._terms)
 
-    def kernel_args(self, batch: tuple[int, ...]) -> tuple[np.ndarray | None, np.ndarray, Any]:
+    def kernel_args(self, batch: tuple[int, ...]) -> tuple[Any, np.ndarray, Any]:
         """``(kinds, P, fn)`` for the compiled loops over the flattened ``batch``.
 
         ``P`` holds each body's parameters as one float64 row (N, W): every term's block
-        broadcast to ``batch`` and flattened. ``kinds`` is None for the empty model, which
-        the kernels compile apart so that torque-free runs pay nothing for torque.
+        broadcast to ``batch`` and flattened. ``kinds`` (:func:`tumble._kernels.torques.kinds_of`)
+        is None for the empty model, which the kernels compile apart so that torque-free
+        runs pay nothing for torque.
         """
         if not batch and self._scalar_args is not None:
             return self._scalar_args
         n = int(np.prod(batch, dtype=np.int64))
-        kinds = np.array([t.kind for t in self._terms], dtype=np.int64) if self._terms else None
+        kinds = _k.kinds_of(tuple(t.kind for t in self._terms))
         blocks = [
             np.broadcast_to(t.params, (*batch, t.params.shape[-1])).reshape(n, -1)
             for t in self._terms

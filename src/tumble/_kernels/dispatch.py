@@ -6,6 +6,8 @@ Three decisions are made in this one place:
 * :func:`use_parallel` decides whether a batch is large enough for a ``prange`` kernel to
   pay for waking numba's thread pool (below :data:`PARALLEL_MIN_SIZE` elements the serial
   loop wins, and a small batch never touches the pool);
+* :func:`run_split` runs a kernel over contiguous ranges of a batch on that many Python
+  threads at once, for kernels whose arguments numba's ``prange`` cannot take (tuples);
 * :func:`single_thread` runs a block of parallel kernels on the calling thread only, for
   callers that already run one job per core (sweep workers), serve one body per request
   (the lab), or time a single body (scenarios);
@@ -30,7 +32,8 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numba
@@ -51,6 +54,30 @@ _layer: str | None = None
 def use_parallel(size: int) -> bool:
     """Whether a loop over ``size`` elements should run on numba's thread pool."""
     return size >= PARALLEL_MIN_SIZE and numba.get_num_threads() > 1
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def run_split(run: Callable[[int, int], Any], count: int, parallel: bool) -> list[Any]:
+    """``run(start, stop)`` over ``0 .. count``: in one call, or, if ``parallel``, in
+    ``numba.get_num_threads()`` contiguous ranges on as many threads at once (the calling
+    thread takes the first; ``run`` must release the GIL, as the compiled kernels do).
+    Returns each range's result, in order."""
+    k = min(numba.get_num_threads(), count) if parallel else 1
+    if k <= 1:
+        return [run(0, count)]
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < k - 1:
+            _pool = ThreadPoolExecutor(max_workers=k - 1, thread_name_prefix="tumble")
+            _pool_size = k - 1
+        pool = _pool
+    bounds = [count * i // k for i in range(k + 1)]
+    rest = [pool.submit(run, bounds[i], bounds[i + 1]) for i in range(1, k)]
+    return [run(bounds[0], bounds[1]), *(f.result() for f in rest)]
 
 
 def _threading_layer() -> str | None:

@@ -13,13 +13,14 @@ momentum on such axes (:func:`constrain`), which is what a step from ``(q, omega
 does; so ``step`` repeated and ``simulate`` agree in that case too.
 
 Torque comes as a model (:mod:`tumble._kernels.torques`: ``kinds``, parameters ``P``,
-custom ``fn``), evaluated where each method's algorithm needs it (:func:`advance`): once at
-the start of the step for the first-order methods, which take the world torque ``tau`` held
-over the step; as exact half kicks before and after the free flow for the symmetric methods
-(Strang); at the four stages for ``rk4``.
+custom ``fn``), evaluated in the body frame where each method's algorithm needs it
+(:func:`advance`): once at the start of the step for the first-order methods, which hold
+``tau_b = R0ᵀ tau`` over the step; as exact half kicks before and after the free flow for
+the symmetric methods (Strang); at the four stages for ``rk4``.
 
 Loops (``simulate_*``, ``step_*``, ``record_*``) are compiled per array dtype, but they widen
-the inputs to float64 on entry, so the method kernels are compiled once.
+the inputs to float64 on entry, so the method kernels are compiled once per torque-model
+structure (the type of ``kinds``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from tumble._kernels.rotation import (
     qrotate,
     rotvec_to_q,
 )
-from tumble._kernels.torques import CONSTANT_WORLD, kick, torque
+from tumble._kernels.torques import CONSTANT_WORLD, body_torque, kick, kinds_of
 
 #: Method ids of the compiled methods, in ``tumble.rigid.METHODS`` order ("exact" runs in
 #: Python on ``tumble.exact`` and has no id here).
@@ -173,12 +174,12 @@ def j_prime(w, L, J):
 
 
 # --------------------------------------------------------------------------------------
-# the methods: first-order steps (q0, L_b0, J, I, tau_world, h) -> (q1, L_b1), and the
+# the methods: first-order steps (q0, L_b0, J, I, tau_b, h) -> (q1, L_b1), and the
 # free flows of the symmetric ones (q0, L_b0, J, I, h) -> (q1, L_b1)
 
 
 @njit
-def step_explicit(q, L, J, I, tau, h):
+def step_explicit(q, L, J, I, tb, h):
     """Forward Euler on omega (engine form), then ``R1 = Q(omega1 h) R0``.
 
     ``omega1 = omega0 + h J_w (tau - omega0 × L0)``; in the body frame at ``R0``:
@@ -186,20 +187,19 @@ def step_explicit(q, L, J, I, tau, h):
     body components unchanged, so the new body momentum is ``L1``.
     """
     k = cross(mul(J, L), L)
-    tb = to_body(q, tau)
     L1 = (L[0] + h * (tb[0] - k[0]), L[1] + h * (tb[1] - k[1]), L[2] + h * (tb[2] - k[2]))
     return _advance_attitude(q, mul(J, L1), h), L1
 
 
 @njit
-def step_none(q, L, J, I, tau, h):
+def step_none(q, L, J, I, tb, h):
     """No gyroscopic term: ``omega1 = omega0 + h J_w tau``, ``R1 = Q(omega1 h) R0``."""
-    L1 = _axpy(L, h, to_body(q, tau))
+    L1 = _axpy(L, h, tb)
     return _advance_attitude(q, mul(J, L1), h), L1
 
 
 @njit
-def step_jolt(q, L, J, I, tau, h):
+def step_jolt(q, L, J, I, tb, h):
     """Jolt's code: body-frame Euler step of ``L`` rescaled to ``|L0|``, then torque, rotate.
 
     ``L' = L0 - h (omega_b × L0)``, ``L' <- L' |L0|/|L'|`` (0 if ``L' = 0``),
@@ -209,34 +209,34 @@ def step_jolt(q, L, J, I, tau, h):
     Lp = _axpy(L, -h, cross(mul(J, L), L))
     n2 = dot(Lp, Lp)
     Lp = _scale(Lp, math.sqrt(dot(L, L) / n2)) if n2 > 0.0 else (0.0, 0.0, 0.0)
-    L1 = _axpy(Lp, h, to_body(q, tau))
+    L1 = _axpy(Lp, h, tb)
     return _advance_attitude(q, mul(J, L1), h), L1
 
 
 @njit
-def step_naive_rotation(q, L, J, I, tau, h):
+def step_naive_rotation(q, L, J, I, tb, h):
     """The blog's naive rotation: ``L1 = Q(-omega0 h) L0`` (body), torque,
     ``R1 = Q(omega1 h) R0``."""
     Lr = _turn(L, _scale(mul(J, L), -h))
-    L1 = _axpy(Lr, h, to_body(q, tau))
+    L1 = _axpy(Lr, h, tb)
     return _advance_attitude(q, mul(J, L1), h), L1
 
 
 @njit
-def step_jolt_rotation(q, L, J, I, tau, h):
+def step_jolt_rotation(q, L, J, I, tb, h):
     """Jolt in rotation form: ``L1 = Q(-Omega h) L0`` with ``Omega = (J - J_L) L0``."""
     jl = energy_factor(L, J)
     w = mul(J, L)
     Om = (w[0] - jl * L[0], w[1] - jl * L[1], w[2] - jl * L[2])
     Lr = _turn(L, _scale(Om, -h))
-    L1 = _axpy(Lr, h, to_body(q, tau))
+    L1 = _axpy(Lr, h, tb)
     return _advance_attitude(q, mul(J, L1), h), L1
 
 
 @njit(inline="always")
-def _modified_omega(q, L, J, tau, h):
+def _modified_omega(q, L, J, tb, h):
     """Shared start of modified Jolt and momentum-first: ``L'``, ``J'`` and ``Omega`` (body)."""
-    Lp = _axpy(L, h, to_body(q, tau))
+    Lp = _axpy(L, h, tb)
     w = mul(J, Lp)
     jp = j_prime(w, Lp, J)
     Om = (w[0] - jp * Lp[0], w[1] - jp * Lp[1], w[2] - jp * Lp[2])
@@ -244,31 +244,31 @@ def _modified_omega(q, L, J, tau, h):
 
 
 @njit(inline="always")
-def step_modified_jolt(q, L, J, I, tau, h):
+def step_modified_jolt(q, L, J, I, tb, h):
     """Modified Jolt (reference 2.10, body form): ``L1 = Q(-Omega h) L'``,
     ``R1 = Q(omega1 h) R0``."""
-    Lp, _, Om = _modified_omega(q, L, J, tau, h)
+    Lp, _, Om = _modified_omega(q, L, J, tb, h)
     L1 = _turn(Lp, _scale(Om, -h))
     return _advance_attitude(q, mul(J, L1), h), L1
 
 
 @njit(inline="always")
-def step_modified_jolt_cayley(q, L, J, I, tau, h):
+def step_modified_jolt_cayley(q, L, J, I, tb, h):
     """Modified Jolt with the trig-free Cayley rotation of ``L`` (angle ``2 atan(|Omega|h/2)``)."""
-    Lp, _, Om = _modified_omega(q, L, J, tau, h)
+    Lp, _, Om = _modified_omega(q, L, J, tb, h)
     L1 = cayley_rotate(Lp, _scale(Om, -h))
     return _advance_attitude(q, mul(J, L1), h), L1
 
 
 @njit(inline="always")
-def step_momentum_first(q, L, J, I, tau, h):
+def step_momentum_first(q, L, J, I, tb, h):
     """Momentum-first (reference 2.10): ``R1 = Q(J' L' h) Q(Omega h) R0``.
 
     In the body frame ``Q(a_w) R0 = R0 Q(a_b)``, so ``q1 = q0 ⊗ exp(J' L'_b h/2) ⊗
     exp(Omega_b h/2)``: first ``Omega``, then the precession about ``L'``. ``L_w`` is
     untouched, so ``L_b1 = R1ᵀ L'_w = Q(-Omega_b h) L'_b``.
     """
-    Lp, jp, Om = _modified_omega(q, L, J, tau, h)
+    Lp, jp, Om = _modified_omega(q, L, J, tb, h)
     r = rotvec_to_q(_scale(Om, h))
     q1 = qmul(qmul(q, rotvec_to_q(_scale(Lp, jp * h))), r)
     # Q(-Omega h) is the conjugate of r bit for bit: one exponential serves both updates.
@@ -372,7 +372,7 @@ def _solve3(m, b):
 
 
 @njit
-def step_implicit(q, L, J, I, tau, h):
+def step_implicit(q, L, J, I, tb, h):
     """Catto's implicit Euler in the body frame, one Newton step (Bullet ``_Body``).
 
     ``w2 = w1 - Jac(w1)⁻¹ f(w1)`` with ``f(w1) = h w1 × (I w1)``; then the torque impulse
@@ -382,12 +382,12 @@ def step_implicit(q, L, J, I, tau, h):
     f = catto_residual(w1, w1, I, h)
     dw = _solve3(catto_jacobian(w1, I, h), f)
     w2 = (w1[0] - dw[0], w1[1] - dw[1], w1[2] - dw[2])
-    L1 = _axpy(mul(I, w2), h, to_body(q, tau))
+    L1 = _axpy(mul(I, w2), h, tb)
     return _advance_attitude(q, mul(J, L1), h), L1
 
 
 @njit
-def step_magnus(q, L, J, I, tau, h):
+def step_magnus(q, L, J, I, tb, h):
     """Explicit angular acceleration, orientation by the order-2 Magnus expansion (world).
 
     ``alpha = J_w (tau - omega0 × L0)`` held over the step, ``omega1 = omega0 + h alpha``,
@@ -395,7 +395,7 @@ def step_magnus(q, L, J, I, tau, h):
     ``R1`` does not turn about ``omega1`` here, so ``L_b1 = I R1ᵀ omega1``.
     """
     wb = mul(J, L)
-    ab = mul(J, add(to_body(q, tau), cross(L, wb)))
+    ab = mul(J, add(tb, cross(L, wb)))
     w = qrotate(q, wb)
     a = qrotate(q, ab)
     Om = magnus_omega(w, a, h, 2)
@@ -542,7 +542,7 @@ def _rk4_rhs(q, L, J, I, model, b, t):
     kinds, P, fn = model
     qn = qnormalize(q)
     w = mul(J, L)
-    dL = add(to_body(qn, torque(kinds, P, fn, b, t, qn, L, J, I)), cross(L, w))
+    dL = add(body_torque(kinds, P, fn, b, t, qn, L, J, I), cross(L, w))
     dq = qmul(q, (0.0, 0.5 * w[0], 0.5 * w[1], 0.5 * w[2]))
     return dq, dL
 
@@ -629,27 +629,27 @@ def advance(method, gamma, q, L, J, I, model, b, t, h):
     if method == RK4:
         return step_rk4(q, L, J, I, model, b, t, h)
     kinds, P, fn = model
-    tau = torque(kinds, P, fn, b, t, q, L, J, I)
+    tb = body_torque(kinds, P, fn, b, t, q, L, J, I)
     if method == MOMENTUM_FIRST:
-        return step_momentum_first(q, L, J, I, tau, h)
+        return step_momentum_first(q, L, J, I, tb, h)
     if method == MODIFIED_JOLT:
-        return step_modified_jolt(q, L, J, I, tau, h)
+        return step_modified_jolt(q, L, J, I, tb, h)
     if method == MODIFIED_JOLT_CAYLEY:
-        return step_modified_jolt_cayley(q, L, J, I, tau, h)
+        return step_modified_jolt_cayley(q, L, J, I, tb, h)
     if method == EXPLICIT:
-        return step_explicit(q, L, J, I, tau, h)
+        return step_explicit(q, L, J, I, tb, h)
     if method == JOLT:
-        return step_jolt(q, L, J, I, tau, h)
+        return step_jolt(q, L, J, I, tb, h)
     if method == NAIVE_ROTATION:
-        return step_naive_rotation(q, L, J, I, tau, h)
+        return step_naive_rotation(q, L, J, I, tb, h)
     if method == JOLT_ROTATION:
-        return step_jolt_rotation(q, L, J, I, tau, h)
+        return step_jolt_rotation(q, L, J, I, tb, h)
     if method == IMPLICIT:
-        return step_implicit(q, L, J, I, tau, h)
+        return step_implicit(q, L, J, I, tb, h)
     if method == MAGNUS:
-        return step_magnus(q, L, J, I, tau, h)
+        return step_magnus(q, L, J, I, tb, h)
     if method == NONE:
-        return step_none(q, L, J, I, tau, h)
+        return step_none(q, L, J, I, tb, h)
     raise ValueError("tumble._kernels.rigid.advance: unknown method kernel id")
 
 
@@ -689,7 +689,7 @@ def _record(r, b, q, L, J, q_out, w_out, Lw_out, Lb_out, E_out):
     return 0 if total < math.inf else 1
 
 
-#: Bodies per block in ``simulate_serial``/``simulate_parallel``. A step is one long
+#: Bodies per block in ``simulate_blocks``. A step is one long
 #: dependency chain (products, a division, a square root, each feeding the next), so one
 #: body at a time leaves the core waiting on latencies. The loop instead runs one step over
 #: a block of bodies (state in an 8 KB scratch array, in L1) inside the loop over steps,
@@ -758,9 +758,12 @@ def _simulate_body(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
     return bad
 
 
-# Each loop comes as a serial and a parallel twin over the same per-block or per-body
-# function: the caller picks with ``tumble._kernels.dispatch.use_parallel`` so that small
-# batches never wake numba's thread pool.
+# The record and callable-path loops come as a serial and a ``prange`` twin: the caller
+# picks with ``tumble._kernels.dispatch.use_parallel`` so that small batches never wake
+# numba's thread pool. The loops that take a torque model run over a range of bodies
+# instead, split over threads by ``tumble._kernels.dispatch.run_split``: numba's parallel
+# loops cannot take the model's ``kinds`` (a tuple of types, see
+# :mod:`tumble._kernels.torques`) into their threads.
 
 
 @njit
@@ -812,60 +815,36 @@ def _run_block(method, gamma, b, q0, L0, J, model, h, steps, every, out):
 
 
 @njit
-def simulate_serial(
-    method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+def simulate_blocks(
+    method, gamma, g0, g1, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
 ):
-    """Run ``steps`` steps per body, recording every ``every``-th state, the initial state
-    first and the final state last.
+    """Run blocks ``g0 .. g1 - 1`` of :data:`BLOCK` bodies for ``steps`` steps each,
+    recording every ``every``-th state, the initial state first and the final state last.
 
     ``q0`` (N, 4) unit, ``L0`` (N, 3) body momentum, ``J`` (N, 3), ``model`` the torque
-    ``(kinds, P, None)`` (:mod:`tumble._kernels.torques`; time starts at 0); outputs
-    (R, N, ...) with ``R = ceil(steps / every) + 1``. The method is chosen once per block of
-    bodies (:func:`_run_block`), not once per step. Returns the number of non-finite records
-    (0 spares the caller a pass over them).
+    ``(kinds, P, fn)`` without a custom ``fn`` (:mod:`tumble._kernels.torques`; time starts
+    at 0); outputs (R, N, ...) with ``R = ceil(steps / every) + 1``. The method is chosen
+    once per block (:func:`_run_block`), not once per step. Returns the number of
+    non-finite records (0 spares the caller a pass over them). Threads run disjoint block
+    ranges at once (:func:`tumble._kernels.dispatch.run_split`; the kernel releases the GIL).
     """
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
-    for g in range((q0.shape[0] + BLOCK - 1) // BLOCK):
-        bad += _run_block(method, gamma, BLOCK * g, q0, L0, J, model, h, steps, every, out)
-    return bad
-
-
-@parallel_njit
-def simulate_parallel(
-    method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
-):
-    """:func:`simulate_serial` with the blocks of bodies spread over numba's threads."""
-    out = (q_out, w_out, Lw_out, Lb_out, E_out)
-    bad = 0
-    for g in prange((q0.shape[0] + BLOCK - 1) // BLOCK):
+    for g in range(g0, g1):
         bad += _run_block(method, gamma, BLOCK * g, q0, L0, J, model, h, steps, every, out)
     return bad
 
 
 @njit
-def simulate_custom_serial(
-    method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+def simulate_custom_blocks(
+    method, gamma, g0, g1, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
 ):
-    """:func:`simulate_serial` for a model with a ``custom`` function: compiled for this
+    """:func:`simulate_blocks` for a model with a ``custom`` function: compiled for this
     method alone (``literally``), since each user function compiles its own loop."""
     literally(method)
     out = (q_out, w_out, Lw_out, Lb_out, E_out)
     bad = 0
-    for g in range((q0.shape[0] + BLOCK - 1) // BLOCK):
-        bad += _simulate_body(method, gamma, BLOCK * g, q0, L0, J, model, h, steps, every, out)
-    return bad
-
-
-@parallel_njit
-def simulate_custom_parallel(
-    method, gamma, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
-):
-    """:func:`simulate_custom_serial` with the blocks of bodies spread over numba's threads."""
-    literally(method)
-    out = (q_out, w_out, Lw_out, Lb_out, E_out)
-    bad = 0
-    for g in prange((q0.shape[0] + BLOCK - 1) // BLOCK):
+    for g in range(g0, g1):
         bad += _simulate_body(method, gamma, BLOCK * g, q0, L0, J, model, h, steps, every, out)
     return bad
 
@@ -884,32 +863,18 @@ def _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out):
 
 
 @njit
-def step_serial(method, gamma, q0, L0, J, model, t, h, q_out, L_out):
-    """One step of every body from time ``t``: ``(q0, L0)`` (N, ...) to ``(q_out, L_out)``."""
-    for b in range(q0.shape[0]):
-        _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out)
-
-
-@parallel_njit
-def step_parallel(method, gamma, q0, L0, J, model, t, h, q_out, L_out):
-    """:func:`step_serial` with the bodies spread over numba's threads."""
-    for b in prange(q0.shape[0]):
+def step_bodies(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
+    """One step of bodies ``b0 .. b1 - 1`` from time ``t``: ``(q0, L0)`` (N, ...) to
+    ``(q_out, L_out)``."""
+    for b in range(b0, b1):
         _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out)
 
 
 @njit
-def step_custom_serial(method, gamma, q0, L0, J, model, t, h, q_out, L_out):
-    """:func:`step_serial` for a model with a ``custom`` function (one method compiled)."""
+def step_custom_bodies(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
+    """:func:`step_bodies` for a model with a ``custom`` function (one method compiled)."""
     literally(method)
-    for b in range(q0.shape[0]):
-        _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out)
-
-
-@parallel_njit
-def step_custom_parallel(method, gamma, q0, L0, J, model, t, h, q_out, L_out):
-    """:func:`step_custom_serial` with the bodies spread over numba's threads."""
-    literally(method)
-    for b in prange(q0.shape[0]):
+    for b in range(b0, b1):
         _step_body(method, gamma, b, q0, L0, J, model, t, h, q_out, L_out)
 
 
@@ -934,7 +899,7 @@ def record_parallel(q, L, J, r, q_out, w_out, Lw_out, Lb_out, E_out):
 
 
 #: ``kinds`` of a model that is one constant world torque per body (the callable path).
-HELD_TORQUE = np.array([CONSTANT_WORLD], dtype=np.int64)
+HELD_TORQUE = kinds_of((CONSTANT_WORLD,))
 
 
 @njit
