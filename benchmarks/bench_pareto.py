@@ -8,7 +8,10 @@ problem's reference, and the CPU time that run took per body. Problems:
 - ``article``: the article's default body (``tumble.scenarios.article_case()``), ``t = 100``;
 - ``heavy-top`` and ``gravity-gradient``: ``tumble.scenarios.torque_case``, ``t = 100``
   (the heavy top turns about 190 times);
-- ``long``: the peer body over ``t = 10^4``.
+- ``long``: the peer body over ``t = 10^4``;
+- ``heavy-top-horizons``: the heavy top at the horizons ``HORIZONS`` (``t = 1`` to
+  ``10^4``), to find the horizon from which the best geometric method reaches ``TARGET``
+  with less CPU time than ``rk4`` (:func:`horizon_study`).
 
 References: the closed-form free motion (``tumble.exact.torque_free``) torque-free, the
 tight DOP853 solve ``tumble.torques.reference`` with torque. Contenders, measured in the
@@ -22,7 +25,8 @@ Writes ``docs/figures/pareto-<problem>.png`` (log-log) and the ``pareto-<problem
 of ``BENCHMARKS.md`` (each curve's points, and the derived numbers: the CPU time each curve
 needs for a target error, interpolated log-log between its points).
 
-Usage: ``tumble bench pareto [--problems a,b] [--quick] [--no-write]``.
+Usage: ``tumble bench pareto [--problems a,b] [--quick] [--no-write]``
+(``--problems heavy-top-horizons`` for the horizon study alone).
 """
 
 from __future__ import annotations
@@ -34,11 +38,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numba
 import numpy as np
 from scipy.integrate import solve_ivp
 
 from _common import ROOT, markdown_table, threads, write_section
 from tumble import exact, rigid, rotation, scenarios, torques
+from tumble._kernels.rotation import qconj, qrotate
+from tumble._kernels.torques import torque_batch
 
 FIGURES = ROOT / "docs" / "figures"
 BODIES = 16
@@ -71,7 +78,7 @@ class Problem:
     own period: the orbit of the gravity-gradient satellite), times ``fine`` for a problem
     whose errors need finer steps than the others."""
 
-    def __init__(self, q0, omega0, J, model, t_end, turn=None, fine=1.0):
+    def __init__(self, q0, omega0, J, model, t_end, turn=None, fine=1.0, q_ref=None):
         self.q0 = np.asarray(q0, dtype=float)
         self.omega0 = np.asarray(omega0, dtype=float)
         self.J = np.asarray(J, dtype=float)
@@ -79,7 +86,9 @@ class Problem:
         self.t_end = float(t_end)
         turn = 2 * math.pi / float(np.linalg.norm(self.omega0)) if turn is None else turn
         self.turn = turn / fine
-        if model is None:
+        if q_ref is not None:
+            self.q_ref = np.asarray(q_ref, dtype=float)
+        elif model is None:
             self.q_ref = exact.torque_free(self.q0, self.omega0, self.J, [self.t_end])[0][0]
         else:
             self.q_ref = torques.reference(self.q0, self.omega0, self.J, model, [self.t_end])[0][0]
@@ -123,10 +132,12 @@ def _cpu(fn: Callable[[], object], repeat: int = REPEAT) -> tuple[float, object]
     return best, out
 
 
-def tumble_point(p: Problem, method: str, steps_per_turn: int) -> tuple[float, float]:
+def tumble_point(
+    p: Problem, method: str, steps_per_turn: float, bodies: int = BODIES
+) -> tuple[float, float]:
     steps = max(1, round(p.t_end / p.turn * steps_per_turn))
     dt = p.t_end / steps
-    n, repeat = (BODIES, REPEAT) if steps <= LONG_STEPS else (1, 1)
+    n, repeat = (bodies, REPEAT) if steps <= LONG_STEPS else (1, 1)
     q = np.broadcast_to(p.q0, (n, 4))
     w = np.broadcast_to(p.omega0, (n, 3))
     with threads(1):
@@ -256,9 +267,219 @@ def plot(name: str, curves: dict[str, list], path: Path) -> None:
     plt.close(fig)
 
 
+# --------------------------------------------------------------------------------------
+# the heavy top at several horizons: where the best geometric method overtakes rk4
+
+#: Horizons of the heavy-top study (the top spins at 12 rad/s: ``t = 10^4`` is about
+#: 19 000 turns of its spin).
+HORIZONS = (1.0, 10.0, 100.0, 1e3, 1e4)
+#: Methods of the study; ``rk4`` (from 4 steps per turn) first and the sixth order next, so
+#: that the cheapest cost to ``TARGET`` found early bounds the refinement of the others
+#: (``GIVE_UP``).
+HORIZON_METHODS = ("rk4", *SIXTH, *FOURTH, *SECOND)
+#: The coarsest steps per turn of each order (rk4: 4); ``dt`` is halved from there until
+#: the error is below ``TARGET``, so the last two runs bracket it.
+START_STEPS_PER_TURN = {2: 16, 4: 4, 6: 4}
+MAX_STEPS_PER_TURN = 16384
+#: A method stops refining once one run costs this many times the cheapest CPU time to
+#: ``TARGET`` found so far at this horizon: it cannot become the best.
+GIVE_UP = 4.0
+#: Body-steps per timed call of a short run: as many bodies (up to 1024) as make the call
+#: overhead of ``simulate`` (tens of µs) negligible.
+HORIZON_BODY_STEPS = 200_000
+#: Tolerances of the reference solve and of its check (the check's distance from the
+#: reference bounds the reference's own error, DOP853's error falling with the tolerance).
+REFERENCE_RTOL = (1e-13, 1e-12)
+#: The independent check of the reference: a sixth-order geometric method at this many
+#: steps per turn.
+CHECK_METHOD, CHECK_STEPS_PER_TURN = "symmetric_top_split:kahanli6", 64
+
+
+@numba.njit(cache=True)
+def _world_rhs(t, y, kinds, P, J, q2, w2, tau, dy):
+    """``dy/dt`` of ``y = (q, L_w)`` for one body (the equations of :func:`ode_reference`)."""
+    s = math.sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3])
+    q = (y[0] / s, y[1] / s, y[2] / s, y[3] / s)
+    Lb = qrotate(qconj(q), (y[4], y[5], y[6]))
+    w = qrotate(q, (J[0, 0] * Lb[0], J[0, 1] * Lb[1], J[0, 2] * Lb[2]))
+    for c in range(4):
+        q2[0, c] = q[c]
+    for c in range(3):
+        w2[0, c] = w[c]
+    torque_batch(kinds, P, None, t, q2, w2, J, tau)
+    dy[0] = -0.5 * (w[0] * y[1] + w[1] * y[2] + w[2] * y[3])
+    dy[1] = 0.5 * (y[0] * w[0] + w[1] * y[3] - w[2] * y[2])
+    dy[2] = 0.5 * (y[0] * w[1] + w[2] * y[1] - w[0] * y[3])
+    dy[3] = 0.5 * (y[0] * w[2] + w[0] * y[2] - w[1] * y[1])
+    for c in range(3):
+        dy[4 + c] = tau[0, c]
+    return dy
+
+
+def ode_reference(case: scenarios.Case, t_end: float, rtol: float) -> np.ndarray:
+    """Attitude of the forced ``case`` at ``t_end`` by DOP853 (Hairer's Fortran code through
+    ``scipy.integrate.ode``, ``atol = rtol / 10``) on the world-frame equations of
+    ``torques.reference`` (``dq/dt = ½ (0, omega) ⊗ q``, ``dL_w/dt = tau``), with the
+    right-hand side compiled: the same solver and equations as the reference of the other
+    problems, fast enough for ``t = 10^4``."""
+    from scipy.integrate import ode
+
+    kinds, P, _ = torques.as_model(case.torque).kernel_args(())
+    J = np.array(case.inv_inertia, dtype=float).reshape(1, 3)
+    work = (np.empty((1, 4)), np.empty((1, 3)), np.empty((1, 3)), np.empty(7))
+    q0 = np.asarray(case.q0, dtype=float)
+    R0 = rotation.quat_to_matrix(q0)
+    L0 = R0 @ ((R0.T @ case.omega0) / J[0])
+    solver = ode(lambda t, y: _world_rhs(t, y, kinds, P, J, *work).copy())
+    solver.set_integrator("dop853", rtol=rtol, atol=rtol / 10, nsteps=10**9)
+    solver.set_initial_value(np.concatenate([q0, L0]), 0.0)
+    y = solver.integrate(t_end)
+    if not solver.successful():
+        raise RuntimeError(f"DOP853 failed at rtol {rtol:g}")
+    return y[:4] / np.linalg.norm(y[:4])
+
+
+def refine(p: Problem, method: str, budget: float) -> list[tuple[float, float]]:
+    """Runs of ``method`` from its coarsest ``dt``, halving it until the error is below
+    ``TARGET`` (or one run costs ``GIVE_UP`` times ``budget``, the cheapest CPU time to
+    ``TARGET`` found so far)."""
+    spt = 4 if method == "rk4" else START_STEPS_PER_TURN[int(rigid.method_info(method).order)]
+    points: list[tuple[float, float]] = []
+    while spt <= MAX_STEPS_PER_TURN:
+        steps = max(1, round(p.t_end / p.turn * spt))
+        bodies = min(1024, max(BODIES, -(-HORIZON_BODY_STEPS // steps)))
+        cpu, err = tumble_point(p, method, spt, bodies)
+        points.append((cpu, err))
+        print(f"  {method} {spt} steps/turn: {err:.2e} rad in {cpu:.2e} s", flush=True)
+        if err < TARGET or cpu > GIVE_UP * budget:
+            break
+        spt *= 2
+    return points
+
+
+def crossover(horizons: list[float], ratios: list[float]) -> tuple[float, str]:
+    """The horizon from which the best geometric method needs less CPU time than ``rk4``
+    at every longer horizon measured: log-log interpolation of the ratio between the last
+    horizon where it is ``>= 1`` and the next; ``(nan, text)`` when it is outside the range."""
+    last = max((i for i, r in enumerate(ratios) if not r < 1.0), default=-1)
+    if last == -1:
+        return math.nan, f"at or before t = {horizons[0]:g} (the shortest horizon measured)"
+    if last == len(ratios) - 1:
+        return math.nan, f"beyond t = {horizons[-1]:g} (the longest horizon measured)"
+    r0, r1 = ratios[last], ratios[last + 1]
+    if not math.isfinite(r0):
+        return horizons[last + 1], f"at or before t = {horizons[last + 1]:g}"
+    s = math.log(r0) / (math.log(r0) - math.log(r1))
+    t = math.exp(math.log(horizons[last]) + s * math.log(horizons[last + 1] / horizons[last]))
+    return t, f"t ≈ {t:.3g}"
+
+
+def horizon_study(quick: bool, write: bool) -> None:
+    """The heavy top at each of ``HORIZONS``: the CPU time per body that ``rk4`` and each
+    geometric method need for ``TARGET`` rad, the best geometric method, their ratio and
+    the crossover horizon; writes the ``pareto-heavy-top-horizons`` section and figure."""
+    case = scenarios.torque_case("heavy-top")
+    horizons = list(HORIZONS[:3] if quick else HORIZONS)
+    rows, ratios = [], []
+    costs: dict[str, list[float]] = {m: [] for m in HORIZON_METHODS}
+    for t_end in horizons:
+        t0 = time.process_time()
+        refs = [ode_reference(case, t_end, r) for r in REFERENCE_RTOL]
+        ref_cpu = time.process_time() - t0
+        p = Problem(
+            case.q0, case.omega0, case.inv_inertia, case.torque, t_end, case.period, q_ref=refs[0]
+        )
+        tolerance_gap = float(rotation.rotation_angle(refs[0], refs[1]))
+        check_gap = tumble_point(p, CHECK_METHOD, CHECK_STEPS_PER_TURN)[1]
+        print(
+            f"t = {t_end:g}: DOP853 rtol {REFERENCE_RTOL[1]:g} vs {REFERENCE_RTOL[0]:g}: "
+            f"{tolerance_gap:.1e} rad; {CHECK_METHOD} at {CHECK_STEPS_PER_TURN} steps/turn: "
+            f"{check_gap:.1e} rad (references: {ref_cpu:.1f} s CPU)",
+            flush=True,
+        )
+        budget = math.inf
+        for m in HORIZON_METHODS:
+            c = cost_at(refine(p, m, budget), TARGET)
+            costs[m].append(c)
+            if math.isfinite(c):
+                budget = min(budget, c)
+        geo = {m: costs[m][-1] for m in HORIZON_METHODS if m != "rk4"}
+        best = min((m for m in geo if math.isfinite(geo[m])), key=geo.__getitem__, default=None)
+        rk4 = costs["rk4"][-1]
+        ratio = geo[best] / rk4 if best is not None and math.isfinite(rk4) else math.nan
+        ratios.append(ratio)
+        rows.append(
+            [f"{t_end:g}", f"{t_end / case.period:.0f}", f"{tolerance_gap:.0e}",
+             f"{check_gap:.0e}", "-" if math.isnan(rk4) else f"{rk4:.2e}",
+             "-" if best is None else f"`{best}` {geo[best]:.2e}",
+             "-" if math.isnan(ratio) else f"{ratio:.2f}"]
+        )  # fmt: skip
+    t_cross, where = crossover(horizons, ratios)
+    header = [
+        "t", "spin turns", f"ref.: rtol {REFERENCE_RTOL[1]:g} vs {REFERENCE_RTOL[0]:g} (rad)",
+        f"ref. vs `{CHECK_METHOD}` at {CHECK_STEPS_PER_TURN}/turn (rad)",
+        f"`rk4`: CPU s for {TARGET:g}", "best geometric: CPU s", "best / rk4",
+    ]  # fmt: skip
+    text = (
+        "### Error versus cost: the heavy top at several horizons (`tumble bench pareto "
+        "--problems heavy-top-horizons`)\n\n"
+        f'The heavy top of `scenarios.torque_case("heavy-top")` (a gravity torque, 12 rad/s '
+        f"spin) run to each horizon `t`. For each method, `dt` is halved from a coarse value "
+        f"until the attitude error at `t` is below {TARGET:g} rad; the CPU time per body for "
+        f"{TARGET:g} rad is interpolated log-log between the two runs that bracket it "
+        f"(`rigid.simulate`, one thread, {BODIES} to 1024 identical bodies, best of {REPEAT}; "
+        f"runs over {LONG_STEPS} steps: one body, once). A method stops refining once a run "
+        f"costs {GIVE_UP:g}x the cheapest time found. Geometric methods: "
+        f"{', '.join(f'`{m}`' for m in HORIZON_METHODS if m != 'rk4')}. Reference: DOP853 "
+        f"(Fortran, compiled right-hand side) at rtol {REFERENCE_RTOL[0]:g}; its error is "
+        f"bounded by its distance from the solve at rtol {REFERENCE_RTOL[1]:g} and from the "
+        f"independent `{CHECK_METHOD}` run. The machine is shared: CPU times move by ±30 %."
+        f"\n\n{markdown_table(header, rows)}\n\n"
+        f"**Crossover**: the best geometric method needs less CPU time than `rk4` for "
+        f"{TARGET:g} rad from {where} on.\n\n"
+        "![heavy top, cost against horizon](docs/figures/pareto-heavy-top-horizons.png)"
+    )
+    print(text, flush=True)
+    if write:
+        FIGURES.mkdir(parents=True, exist_ok=True)
+        plot_horizons(horizons, costs, t_cross, FIGURES / "pareto-heavy-top-horizons.png")
+        write_section("pareto-heavy-top-horizons", text)
+
+
+def plot_horizons(
+    horizons: list[float], costs: dict[str, list[float]], t_cross: float, path: Path
+) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=90, layout="constrained")
+    best = [
+        min((c[i] for m, c in costs.items() if m != "rk4" and math.isfinite(c[i])), default=np.nan)
+        for i in range(len(horizons))
+    ]
+    for m, c in costs.items():
+        if m != "rk4" and any(math.isfinite(x) for x in c):
+            ax.loglog(horizons, c, ":", marker=".", lw=0.8, label=m)
+    ax.loglog(horizons, costs["rk4"], "-", marker="o", lw=2.2, color="black", label="rk4")
+    ax.loglog(horizons, best, "-", marker="s", lw=2.2, color="tab:green",
+              label="best geometric")  # fmt: skip
+    if math.isfinite(t_cross):
+        ax.axvline(t_cross, color="grey", ls="--", lw=1)
+        ax.annotate(f"crossover t ≈ {t_cross:.3g}", (t_cross, ax.get_ylim()[1]),
+                    textcoords="offset points", xytext=(4, -14), fontsize=8)  # fmt: skip
+    ax.set_xlabel("horizon t (s)")
+    ax.set_ylabel(f"CPU time per body for {TARGET:g} rad at t (s)")
+    ax.set_title("heavy top: cost of 1e-6 rad against the horizon")
+    ax.legend(fontsize=7, ncol=2)
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tumble bench pareto", description=__doc__.split("\n")[0])
-    parser.add_argument("--problems", default=",".join(problems()))
+    parser.add_argument("--problems", default=",".join([*problems(), "heavy-top-horizons"]))
     parser.add_argument("--quick", action="store_true", help="three points per curve")
     parser.add_argument("--no-write", action="store_true", help="do not write files")
     args = parser.parse_args(argv)
@@ -279,6 +500,9 @@ def main(argv: list[str] | None = None) -> int:
         "machine is shared: CPU times move by ±30 %."
     )
     for name in args.problems.split(","):
+        if name == "heavy-top-horizons":
+            horizon_study(args.quick, not args.no_write)
+            continue
         p = makers[name]()
         curves = run_problem(name, p, has_mujoco, args.quick)
         rk4 = cost_at(curves["rk4"], TARGET)

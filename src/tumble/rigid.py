@@ -634,6 +634,13 @@ def simulate(
     itself. The ``"exact"`` method evaluates :func:`tumble.exact.torque_free` at each record
     time from the initial state (no accumulated error).
 
+    Without torque, the symmetric methods and their compositions keep world ``L`` exactly:
+    the loop takes their body momentum after each step from the initial world ``L`` (the
+    same state in exact arithmetic), so ``|L|`` and world ``L`` stay within a few ulps over
+    any number of steps (unless an axis is locked); and ``exact_split`` (composed or not),
+    which is then the exact flow, is evaluated from the initial state like ``"exact"``.
+    :func:`step` repeated restarts from each state, so its invariants walk by round-off.
+
     Parameters
     ----------
     q : array_like, shape (..., 4)

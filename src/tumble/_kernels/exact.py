@@ -680,10 +680,26 @@ def free_flow(q, L, J, t):
     ``q`` body-to-world unit quaternion ``(w, x, y, z)``, ``L`` body angular momentum,
     ``J`` principal inverse moments (0 for a locked axis, whose momentum is cleared).
     :func:`prepare` then :func:`evaluate`; when one state is evaluated at many times,
-    prepare once. A tiny momentum is scaled first (:func:`momentum_scale`).
+    prepare once (:func:`prepare_scaled`). A tiny momentum is scaled first
+    (:func:`momentum_scale`).
     """
+    f, s = prepare_scaled(q, L, J)
+    return evaluate_scaled(f, s, t)
+
+
+@njit
+def prepare_scaled(q, L, J):
+    """``(f, s)``: the :class:`Flow` of ``(q, s L_b)`` with ``s`` = :func:`momentum_scale`
+    of ``L_b``, for :func:`evaluate_scaled`."""
     s = momentum_scale(L)
-    q1, L1 = evaluate(prepare(q, (L[0] * s, L[1] * s, L[2] * s), J), t / s)
+    return prepare(q, (L[0] * s, L[1] * s, L[2] * s), J), s
+
+
+@njit
+def evaluate_scaled(f, s, t):
+    """The state ``(q(t), L_b(t))`` of the motion from ``(q, L_b)`` that
+    :func:`prepare_scaled` set up as ``(f, s)``."""
+    q1, L1 = evaluate(f, t / s)
     return q1, (L1[0] / s, L1[1] / s, L1[2] / s)
 
 
@@ -729,16 +745,14 @@ def _solve_body(b, q, L, J, t, q_out, w_out):
     """Body ``b`` at every time: one :func:`prepare`, one :func:`evaluate` per time (a tiny
     momentum scaled as in :func:`free_flow`)."""
     Jb = (J[b, 0], J[b, 1], J[b, 2])
-    s = momentum_scale((L[b, 0], L[b, 1], L[b, 2]))
-    Lb = (L[b, 0] * s, L[b, 1] * s, L[b, 2] * s)
-    f = prepare((q[b, 0], q[b, 1], q[b, 2], q[b, 3]), Lb, Jb)
+    f, s = prepare_scaled((q[b, 0], q[b, 1], q[b, 2], q[b, 3]), (L[b, 0], L[b, 1], L[b, 2]), Jb)
     for i in range(t.shape[0]):
-        qt, Lt = evaluate(f, t[i] / s)
+        qt, Lt = evaluate_scaled(f, s, t[i])
         # Uniform rotation keeps omega exactly; otherwise omega = R J L_b.
         if f.kind == UNIFORM:
             w = (f.w[0] / s, f.w[1] / s, f.w[2] / s)
         else:
-            w = qrotate(qt, (Jb[0] * Lt[0] / s, Jb[1] * Lt[1] / s, Jb[2] * Lt[2] / s))
+            w = qrotate(qt, (Jb[0] * Lt[0], Jb[1] * Lt[1], Jb[2] * Lt[2]))
         for c in range(4):
             q_out[i, b, c] = qt[c]
         for c in range(3):

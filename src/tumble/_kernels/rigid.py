@@ -21,6 +21,11 @@ the symmetric methods (Strang); at the four stages for ``rk4``.
 Loops (``simulate_*``, ``step_*``, ``record_*``) are compiled per array dtype, but they widen
 the inputs to float64 on entry, so the method kernels are compiled once per torque-model
 structure (the type of ``kinds``).
+
+Without torque the simulate loop carries what the symmetric methods keep exactly
+(:func:`_simulate_body`): their ``L_b`` after each step comes from the run's initial world
+``L`` (an identity in exact arithmetic), and ``exact_split`` is evaluated from the initial
+state (:func:`_exact_flow_block`), so round-off does not accumulate in the invariants.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import numpy as np
 from numba import literally, prange
 
 from tumble._kernels import njit, parallel_njit
-from tumble._kernels.exact import free_flow
+from tumble._kernels.exact import evaluate_scaled, free_flow, prepare_scaled
 from tumble._kernels.kinematics import magnus_omega
 from tumble._kernels.rotation import (
     cayley_rotate,
@@ -43,7 +48,7 @@ from tumble._kernels.rotation import (
     qrotate,
     rotvec_to_q,
 )
-from tumble._kernels.torques import CONSTANT_WORLD, body_torque, kick, kinds_of
+from tumble._kernels.torques import CONSTANT_WORLD, body_torque, kick, kinds_of, no_torque
 
 #: Method ids of the compiled methods, in ``tumble.rigid.METHODS`` order ("exact" runs in
 #: Python on ``tumble.exact`` and has no id here).
@@ -709,24 +714,41 @@ def _simulate_body(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
     no dispatch runs per step. Each body takes exactly the steps :func:`advance` takes
     alone; only the order of bodies and steps is interchanged. ``out`` is
     ``(q_out, w_out, Lw_out, Lb_out, E_out)``. Returns the number of non-finite records.
+
+    Without torque (a compile-time fact of the model), a symmetric method (:data:`STRANG`,
+    composed or not) keeps world ``L`` exactly, so after each step ``L_b = R1ᵀ L_w0`` with
+    ``L_w0`` the body's initial world momentum: the same state in exact arithmetic, and the
+    same order, but ``|L|`` and world ``L`` stay within a few ulps over any run instead of
+    walking by round-off (world ``L`` of the compositions over 10⁵ steps: 1.2e-13 to
+    3.7e-13 restarted, below 2e-15 carried). Not with a locked axis (the constraint changes
+    world ``L``). ``exact_split`` without torque is the exact flow and is evaluated from the
+    initial state instead (:func:`_exact_flow_block`).
     """
     literally(method)
+    if method == EXACT_SPLIT and no_torque(model[0], model[2]):
+        return _exact_flow_block(b0, q0, L0, J, h, steps, every, out)
     q_out, w_out, Lw_out, Lb_out, E_out = out
     m = min(BLOCK, q0.shape[0] - b0)
-    # Rows: q (4), L_b (3), J (3), I (3); one column per body.
-    S = np.empty((13, m))
+    carry = method in STRANG and no_torque(model[0], model[2])
+    # Rows: q (4), L_b (3), J (3), I (3), the carried world L (3; NaN: not carried); one
+    # column per body.
+    S = np.empty((16, m))
     bad = 0
     for i in range(m):
         b = b0 + i
         Jb = _load3(J, b)
         Ib = pseudo_inverse(Jb)
+        q = _load4(q0, b)
+        Lw = qrotate(q, _load3(L0, b))
+        if not (carry and Jb[0] > 0.0 and Jb[1] > 0.0 and Jb[2] > 0.0):
+            Lw = (math.nan, math.nan, math.nan)
         for c in range(4):
             S[c, i] = q0[b, c]
         for c in range(3):
             S[4 + c, i] = L0[b, c]
             S[7 + c, i] = Jb[c]
             S[10 + c, i] = Ib[c]
-        q = _load4(q0, b)
+            S[13 + c, i] = Lw[c]
         bad += _record(0, b, q, _load3(L0, b), Jb, q_out, w_out, Lw_out, Lb_out, E_out)
     r = 1
     for s in range(1, steps + 1):
@@ -744,6 +766,8 @@ def _simulate_body(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
                 t,
                 h,
             )
+            if carry and S[13, i] == S[13, i]:
+                L = to_body(q, (S[13, i], S[14, i], S[15, i]))
             for c in range(4):
                 S[c, i] = q[c]
             for c in range(3):
@@ -754,6 +778,36 @@ def _simulate_body(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
                 L = constrain((S[4, i], S[5, i], S[6, i]), Jb)
                 q = (S[0, i], S[1, i], S[2, i], S[3, i])
                 bad += _record(r, b0 + i, q, L, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
+            r += 1
+    return bad
+
+
+@njit
+def _exact_flow_block(b0, q0, L0, J, h, steps, every, out):
+    """:func:`_simulate_body` for ``exact_split`` and its compositions without torque.
+
+    Each step of those is the exact free flow over ``h`` (the kicks are zero, and the flows
+    of a composition add up to one over ``Σ γ_i h = h``), so the state after ``n`` steps is
+    the flow over ``n h`` from the initial state: one :func:`prepare_scaled` per body and one
+    evaluation per record, as the ``exact`` method does. Restarting the flow every step
+    instead walks the invariants by round-off, and the phase with them (measured on the
+    peer body, ``dt = 0.1``, 10⁴ steps: ``exact_split:suzuki4`` 4e-12 rad from ``exact``;
+    1e-10 rad 1e-3 from the separatrix).
+    """
+    m = min(BLOCK, q0.shape[0] - b0)
+    bad = 0
+    for i in range(m):
+        b = b0 + i
+        Jb = _load3(J, b)
+        q = _load4(q0, b)
+        L = _load3(L0, b)
+        bad += _record(0, b, q, L, Jb, *out)
+        f, sc = prepare_scaled(q, L, Jb)
+        r = 1
+        # Records at every, 2 every, ... and at the final step.
+        for s in range(every, steps + every, every):
+            q1, L1 = evaluate_scaled(f, sc, min(s, steps) * h)
+            bad += _record(r, b, q1, constrain(L1, Jb), Jb, *out)
             r += 1
     return bad
 

@@ -154,6 +154,12 @@ def _has(kinds, k):
 
 
 @njit
+def no_torque(kinds, fn):
+    """True for a model without terms, no torque at all (a compile-time constant)."""
+    return kinds is None and fn is None
+
+
+@njit
 def _world_terms(kinds):
     """True if some term adds to the world-frame ``tau0`` (a compile-time constant)."""
     return (
