@@ -277,10 +277,12 @@ HORIZONS = (1.0, 10.0, 100.0, 1e3, 1e4)
 #: that the cheapest cost to ``TARGET`` found early bounds the refinement of the others
 #: (``GIVE_UP``).
 HORIZON_METHODS = ("rk4", *SIXTH, *FOURTH, *SECOND)
-#: The coarsest steps per turn of each order (rk4: 4); ``dt`` is halved from there until
-#: the error is below ``TARGET``, so the last two runs bracket it.
+#: The first steps per turn of each order (rk4: 4); ``dt`` is halved from there until the
+#: error is below ``TARGET`` (doubled while it is below already), so that the last two runs
+#: bracket it.
 START_STEPS_PER_TURN = {2: 16, 4: 4, 6: 4}
 MAX_STEPS_PER_TURN = 16384
+MIN_STEPS_PER_TURN = 0.5
 #: A method stops refining once one run costs this many times the cheapest CPU time to
 #: ``TARGET`` found so far at this horizon: it cannot become the best.
 GIVE_UP = 4.0
@@ -340,20 +342,30 @@ def ode_reference(case: scenarios.Case, t_end: float, rtol: float) -> np.ndarray
 
 
 def refine(p: Problem, method: str, budget: float) -> list[tuple[float, float]]:
-    """Runs of ``method`` from its coarsest ``dt``, halving it until the error is below
-    ``TARGET`` (or one run costs ``GIVE_UP`` times ``budget``, the cheapest CPU time to
-    ``TARGET`` found so far)."""
-    spt = 4 if method == "rk4" else START_STEPS_PER_TURN[int(rigid.method_info(method).order)]
-    points: list[tuple[float, float]] = []
-    while spt <= MAX_STEPS_PER_TURN:
+    """Runs of ``method``, coarse to fine, whose last two bracket ``TARGET``: from its first
+    ``dt``, halved until the error is below ``TARGET`` (or one run costs ``GIVE_UP`` times
+    ``budget``, the cheapest CPU time to ``TARGET`` found so far), or doubled while the
+    first run is below it already."""
+    start = 4 if method == "rk4" else START_STEPS_PER_TURN[int(rigid.method_info(method).order)]
+
+    def run(spt: float) -> tuple[float, float]:
         steps = max(1, round(p.t_end / p.turn * spt))
         bodies = min(1024, max(BODIES, -(-HORIZON_BODY_STEPS // steps)))
         cpu, err = tumble_point(p, method, spt, bodies)
-        points.append((cpu, err))
-        print(f"  {method} {spt} steps/turn: {err:.2e} rad in {cpu:.2e} s", flush=True)
-        if err < TARGET or cpu > GIVE_UP * budget:
-            break
+        print(f"  {method} {spt:g} steps/turn: {err:.2e} rad in {cpu:.2e} s", flush=True)
+        return cpu, err
+
+    points = [run(start)]
+    spt = float(start)
+    while points[0][1] < TARGET and spt > MIN_STEPS_PER_TURN:
+        spt /= 2
+        points.insert(0, run(spt))
+    spt = float(start)
+    while not points[-1][1] < TARGET and points[-1][0] <= GIVE_UP * budget:
         spt *= 2
+        if spt > MAX_STEPS_PER_TURN:
+            break
+        points.append(run(spt))
     return points
 
 
@@ -415,6 +427,14 @@ def horizon_study(quick: bool, write: bool) -> None:
              "-" if math.isnan(ratio) else f"{ratio:.2f}"]
         )  # fmt: skip
     t_cross, where = crossover(horizons, ratios)
+    per_method = [
+        [f"`{m}`"]
+        + [
+            "-" if math.isnan(c) else f"{c:.2e} ({c / r:.2f})" if math.isfinite(r) else f"{c:.2e}"
+            for c, r in zip(costs[m], costs["rk4"], strict=True)
+        ]
+        for m in HORIZON_METHODS
+    ]
     header = [
         "t", "spin turns", f"ref.: rtol {REFERENCE_RTOL[1]:g} vs {REFERENCE_RTOL[0]:g} (rad)",
         f"ref. vs `{CHECK_METHOD}` at {CHECK_STEPS_PER_TURN}/turn (rad)",
@@ -435,6 +455,9 @@ def horizon_study(quick: bool, write: bool) -> None:
         f"bounded by its distance from the solve at rtol {REFERENCE_RTOL[1]:g} and from the "
         f"independent `{CHECK_METHOD}` run. The machine is shared: CPU times move by ±30 %."
         f"\n\n{markdown_table(header, rows)}\n\n"
+        f"CPU s per body for {TARGET:g} rad at each horizon, and its ratio to `rk4`'s ('-': "
+        f"not reached within {MAX_STEPS_PER_TURN} steps per turn or before giving up):\n\n"
+        f"{markdown_table(['method', *(f't = {t:g}' for t in horizons)], per_method)}\n\n"
         f"**Crossover**: the best geometric method needs less CPU time than `rk4` for "
         f"{TARGET:g} rad from {where} on.\n\n"
         "![heavy top, cost against horizon](docs/figures/pareto-heavy-top-horizons.png)"

@@ -356,15 +356,20 @@ def test_exact_split_without_torque_is_the_exact_method(Lb0):
 
 def test_restarting_the_exact_flow_drifts_by_its_rounding_bias():
     """The compiled flow restarted from its own output (``exact_split`` step by step, as
-    under torque) shrinks ``|L|`` by a rounding bias of about 4e-17 per flow (measured
-    -4.1e-13 after 10⁴ flows on the peer body): below 1e-16 per flow, but linear, which is
-    why ``simulate`` without torque does not restart it. A rescaling of the output to the
-    input ``|L|`` cannot remove it: the correction is below half an ulp of the factor."""
+    under torque) is the exact motion to round-off: 1e-12 rad after 100 steps. But it
+    shrinks ``|L|`` by a rounding bias of about 4e-17 per flow (measured -4.1e-13 after 10⁴
+    flows on the peer body): below 1e-16 per flow, but linear, which is why ``simulate``
+    without torque does not restart it. A rescaling of the output to the input ``|L|``
+    cannot remove it: the correction is below half an ulp of the factor."""
     q0 = rotation.rotvec_to_quat([0.3, -0.2, 0.5])
-    q, w = q0, rotation.quat_rotate(q0, J_PEER * np.array([1.0, 0.4, 0.2]))
+    w0 = rotation.quat_rotate(q0, J_PEER * np.array([1.0, 0.4, 0.2]))
+    q, w = q0, w0
     L0 = np.linalg.norm(rigid.angular_momentum(q, w, J_PEER))
     flows = 2000
-    for _ in range(flows):
+    for k in range(1, flows + 1):
         q, w = rigid.step(q, w, J_PEER, 0.1, "exact_split")
+        if k == 100:
+            q_ref = exact.torque_free(q0, w0, J_PEER, [10.0])[0][0]
+            assert float(rotation.rotation_angle(q, q_ref)) < 1e-12
     drift = abs(np.linalg.norm(rigid.angular_momentum(q, w, J_PEER)) / L0 - 1)
     assert drift < 1e-16 * flows
