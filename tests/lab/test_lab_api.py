@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -375,6 +376,19 @@ def test_page_and_assets_are_served_locally(client) -> None:
         assert r.status_code == 200
         assert "https://" not in r.text
     assert client.get("/static/missing.js").status_code == 404
+
+
+def test_plotly_js_is_the_partial_bundle_when_installed_else_the_python_packages(
+    monkeypatch, tmp_path
+) -> None:
+    """The page's plotly.js is the npm-installed partial bundle if present (``./dev`` puts it
+    in ``node_modules``), else the full bundle inside the ``plotly`` Python package."""
+    full = Path(str(resources.files("plotly") / "package_data" / "plotly.min.js"))
+    bundle = tmp_path / "plotly-basic.min.js"
+    monkeypatch.setattr(server, "BASIC_BUNDLE", bundle)
+    assert server.plotly_js_path() == full
+    bundle.write_text("/* partial */")
+    assert server.plotly_js_path() == bundle
 
 
 def test_slider_ranges_in_the_page_match_the_issue(client) -> None:

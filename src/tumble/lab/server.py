@@ -5,7 +5,7 @@ Routes
 ``GET /``
     The page (``static/index.html``); its scripts and styles under ``/static/``.
 ``GET /static/plotly.min.js``
-    plotly.js as bundled in the installed ``plotly`` package: no CDN, works offline.
+    plotly.js from this machine (:func:`plotly_js_path`): no CDN, works offline.
 ``GET /api/methods``
     :func:`tumble.lab.api.method_table`.
 ``GET /api/figure``
@@ -54,8 +54,26 @@ __all__ = ["create_app", "plotly_js_path", "run"]
 STATIC = Path(__file__).resolve().parent / "static"
 
 
+#: plotly.js's partial "basic" bundle (scatter traces, which is all the page draws), as
+#: ``./dev`` installs it with ``npm ci`` from the repository's ``package-lock.json``.
+BASIC_BUNDLE = (
+    Path(__file__).resolve().parents[3]
+    / "node_modules"
+    / "plotly.js-basic-dist-min"
+    / "plotly-basic.min.js"
+)
+
+
 def plotly_js_path() -> Path:
-    """The minified plotly.js shipped inside the installed ``plotly`` Python package."""
+    """The plotly.js file the page loads.
+
+    The partial bundle :data:`BASIC_BUNDLE` (1.2 MB) when ``./dev`` installed it in a
+    checkout, else the full bundle inside the installed ``plotly`` Python package (4.6 MB,
+    which Chromium takes about four times as long to evaluate: the first plot comes about
+    a second later; see ``docs/lab.md``).
+    """
+    if BASIC_BUNDLE.is_file():
+        return BASIC_BUNDLE
     path = Path(str(resources.files("plotly") / "package_data" / "plotly.min.js"))
     if not path.is_file():
         raise FileNotFoundError(f"plotly.min.js not found in the plotly package at {path}")
