@@ -196,6 +196,12 @@ def main(argv: list[str]) -> int:
     ]  # fmt: skip
     table = markdown_table(["measure", "best", "median", "goal", "verdict"], rows)
     table2 = markdown_table(["measure", "best", "median"], extra)
+    js = server.plotly_js_path()
+    bundle = f"{js.name}, {js.stat().st_size / 1e6:.1f} MB" + (
+        ""
+        if js == server.BASIC_BUNDLE
+        else "; the partial bundle is not installed: `./dev` installs it with npm"
+    )
     load = os.getloadavg()
     md = f"""## Lab: page and server timings
 
@@ -208,8 +214,8 @@ that fills the cache; 3 slider steps each); the default view computes the 5 meth
 
 {table2}
 
-The first plot includes parsing plotly.js (4.6 MB) and drawing three plotly figures with
-range slider. The default request is the article's case ({case.steps} steps, records every
+The first plot includes evaluating plotly.js ({bundle}) and drawing three plotly figures
+with range slider. The default request is the article's case ({case.steps} steps, records every
 {every} steps) with every method, as `POST /api/simulate` with `{{}}`.
 
 The machine was shared with other jobs during the run (load average {load[0]:.1f}, {load[1]:.1f},

@@ -20,6 +20,7 @@ from oracles import angle, matrix, rigid_reference
 from tumble import InputError, diagnostics, rigid, rotation, scenarios, torques
 from tumble._kernels import rigid as kernels
 from tumble._kernels import torques as tk
+from tumble._kernels.dispatch import single_thread
 
 Q0 = rotation.rotvec_to_quat([0.4, -0.3, 0.2])
 OMEGA0 = np.array([0.6, -0.9, 1.3])
@@ -82,6 +83,20 @@ MODELS = {
         lambda t, R, w: R @ A_PER * math.cos(1.5 * t - 0.2),
     ),
     "custom": (torques.custom(_custom_fn), _custom_scipy),
+    # World- and body-frame terms and damping in one model: the step loops rotate the world
+    # part into the body frame and add the body part and -D omega to it.
+    "mixed": (
+        torques.constant(TAU_C)
+        + torques.periodic(A_PER, 1.5, -0.2, frame="body")
+        + torques.damping(0.7)
+        + torques.gravity_gradient(1.3, NADIR),
+        lambda t, R, w: (
+            TAU_C
+            + R @ A_PER * math.cos(1.5 * t - 0.2)
+            - 0.7 * w
+            + 3 * 1.3**2 * np.cross(NADIR, R @ np.diag(I_BODY) @ R.T @ NADIR)
+        ),
+    ),
 }
 
 
@@ -389,12 +404,37 @@ def test_step_takes_a_model_and_the_time():
     assert not np.allclose(q1, q5)
 
 
-def test_custom_models_run_in_parallel_batches_too():
-    n = 20_001  # above tumble._kernels.dispatch.PARALLEL_MIN_SIZE
-    q = np.broadcast_to(Q0, (n, 4))
-    tr = rigid.simulate(q, OMEGA0, J, 0.01, 3, "splitting", torque=torques.custom(_custom_fn))
-    one = rigid.simulate(Q0, OMEGA0, J, 0.01, 3, "splitting", torque=torques.custom(_custom_fn))
-    np.testing.assert_array_equal(tr.q[:, -1], one.q)
+PARALLEL_BODIES = 20_001  # above tumble._kernels.dispatch.PARALLEL_MIN_SIZE
+
+
+@pytest.mark.skipif(
+    numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread: no parallel path to test"
+)
+@pytest.mark.parametrize("name", ["gravity", "mixed", "custom"])
+@pytest.mark.parametrize("call", ["simulate", "step"])
+def test_parallel_batches_under_a_model_equal_the_one_thread_run(call, name, rng):
+    """Above the parallel threshold the bodies are split over threads (``run_split``):
+    every body, each in its own state, comes out bit for bit as on one thread."""
+    model, _ = MODELS[name]
+    q = rotation.random_quat(PARALLEL_BODIES, rng=rng)
+    w = rng.normal(size=(PARALLEL_BODIES, 3))
+
+    def run():
+        if call == "simulate":
+            tr = rigid.simulate(q, w, J, 0.01, 3, "splitting", torque=model)
+            return tr.q, tr.omega
+        return rigid.step(q, w, J, 0.01, "rk4", torque=model, t=0.2)
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        parallel = run()
+    finally:
+        numba.set_num_threads(threads)
+    with single_thread():
+        serial = run()
+    for a, b in zip(parallel, serial, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_the_kernel_model_of_no_torque_is_empty():
@@ -412,7 +452,10 @@ def test_the_kernel_kinds_carry_the_model_structure():
     assert ids == (tk.GRAVITY, tk.DAMPING)
     assert [k for k, p in enumerate(present) if p is not None] == [tk.GRAVITY, tk.DAMPING]
     assert P.shape == (1, tk.WIDTH[tk.GRAVITY] + tk.WIDTH[tk.DAMPING])
-    assert kernels.HELD_TORQUE == tk.kinds_of((tk.CONSTANT_WORLD,))
+    # The held torque of the Python-callable path: one world-frame constant, nothing else.
+    held_ids, held_present = kernels.HELD_TORQUE
+    assert held_ids == (tk.CONSTANT_WORLD,)
+    assert [k for k, p in enumerate(held_present) if p is not None] == [tk.CONSTANT_WORLD]
 
 
 @pytest.mark.parametrize(

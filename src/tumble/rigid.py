@@ -624,9 +624,10 @@ def simulate(
     ``n_records = floor(steps/every) + 1`` plus one if ``every`` does not divide ``steps``.
 
     With no torque, an array torque or a :mod:`tumble.torques` model, one compiled kernel
-    loops over the steps of each body (``prange`` over the flattened batch) with the state
-    in registers, in float64, evaluates the model inside the loop where the method needs it
-    (time ``t = n dt`` at step ``n``) and writes only the records. A Python callable
+    loops over the steps of each body (large batches split in contiguous ranges of bodies
+    over numba's thread count, one Python thread each, the kernel releasing the GIL) with
+    the state in registers, in float64, evaluates the model inside the loop where the
+    method needs it (time ``t = n dt`` at step ``n``) and writes only the records. A Python callable
     ``torque(t, q, omega)`` is called once per step with the state at the start of the step
     (``t = n dt``, read-only arrays of the batch shape) and its value is held over the step
     (so every method is first order with it); the loop then runs in Python around one

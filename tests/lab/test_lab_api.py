@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -375,6 +377,43 @@ def test_page_and_assets_are_served_locally(client) -> None:
         assert r.status_code == 200
         assert "https://" not in r.text
     assert client.get("/static/missing.js").status_code == 404
+
+
+def _plotly_version(path: Path) -> tuple[int, ...]:
+    """The version in a plotly.js bundle's header comment (``* plotly.js v4.1.1``, or
+    ``* plotly.js (basic - minified) v4.1.1``)."""
+    match = re.search(r"plotly\.js[^\n]* v(\d+)\.(\d+)\.(\d+)", path.read_text()[:500])
+    assert match, path
+    return tuple(int(g) for g in match.groups())
+
+
+def test_plotly_js_is_the_partial_bundle_in_a_checkout_else_the_python_packages(
+    monkeypatch, tmp_path
+) -> None:
+    """The page's plotly.js is the npm-installed partial bundle if tumble runs from a
+    checkout where ``./dev`` put it in ``node_modules``, else the full bundle inside the
+    ``plotly`` Python package (a wheel install, or no npm)."""
+    assert (server.BASIC_BUNDLE.parents[2] / "package-lock.json").is_file()  # this checkout
+    full = Path(str(resources.files("plotly") / "package_data" / "plotly.min.js"))
+    checkout = tmp_path / "checkout"
+    bundle = checkout / "node_modules" / "plotly-basic.min.js"
+    monkeypatch.setattr(server, "CHECKOUT", checkout)
+    monkeypatch.setattr(server, "BASIC_BUNDLE", bundle)
+    assert server.plotly_js_path() == full  # nothing installed
+    bundle.parent.mkdir(parents=True)
+    bundle.write_text("/* partial */")
+    assert server.plotly_js_path() == full  # not a checkout: no package-lock.json
+    (checkout / "package-lock.json").write_text("{}")
+    assert server.plotly_js_path() == bundle
+
+
+@pytest.mark.skipif(not server.BASIC_BUNDLE.is_file(), reason="./dev has not run npm ci here")
+def test_the_two_plotly_bundles_are_one_major_version():
+    """The lab is tested with the partial bundle; a pip install serves the full one. The
+    lock file pins the partial bundle to the major version the plotly package ships, so
+    both draw the same page."""
+    full = Path(str(resources.files("plotly") / "package_data" / "plotly.min.js"))
+    assert _plotly_version(server.BASIC_BUNDLE)[0] == _plotly_version(full)[0]
 
 
 def test_slider_ranges_in_the_page_match_the_issue(client) -> None:

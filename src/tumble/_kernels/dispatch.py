@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import numba
@@ -61,11 +62,27 @@ _pool_size = 0
 _pool_lock = threading.Lock()
 
 
+def _forget_pool() -> None:
+    """In a forked child: drop the parent's pool, whose threads the child does not have
+    (submitting to it would wait forever); the next :func:`run_split` makes a new one."""
+    global _pool, _pool_size, _pool_lock
+    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def run_split(run: Callable[[int, int], Any], count: int, parallel: bool) -> list[Any]:
     """``run(start, stop)`` over ``0 .. count``: in one call, or, if ``parallel``, in
     ``numba.get_num_threads()`` contiguous ranges on as many threads at once (the calling
     thread takes the first; ``run`` must release the GIL, as the compiled kernels do).
-    Returns each range's result, in order."""
+    Returns each range's result, in order.
+
+    Every range has finished when this returns or raises (a compiled range cannot be
+    stopped, and it writes into the caller's arrays). A failure, of the caller's range
+    or of a worker's (an interrupt included), is raised after all ranges end: the first
+    in range order, with the others attached as notes (Python 3.11+).
+    """
     k = min(numba.get_num_threads(), count) if parallel else 1
     if k <= 1:
         return [run(0, count)]
@@ -77,7 +94,25 @@ def run_split(run: Callable[[int, int], Any], count: int, parallel: bool) -> lis
         pool = _pool
     bounds = [count * i // k for i in range(k + 1)]
     rest = [pool.submit(run, bounds[i], bounds[i + 1]) for i in range(1, k)]
-    return [run(bounds[0], bounds[1]), *(f.result() for f in rest)]
+    results: list[Any] = []
+    errors: list[BaseException] = []
+    try:
+        results.append(run(bounds[0], bounds[1]))
+    except BaseException as exc:  # re-raised below, once every range has ended
+        errors.append(exc)
+    wait(rest)
+    for f in rest:
+        failure = f.exception()
+        if failure is None:
+            results.append(f.result())
+        else:
+            errors.append(failure)
+    if errors:
+        if hasattr(errors[0], "add_note"):  # Python 3.11 and later
+            for other in errors[1:]:
+                errors[0].add_note(f"also raised in another range: {other!r}")
+        raise errors[0]
+    return results
 
 
 def _threading_layer() -> str | None:

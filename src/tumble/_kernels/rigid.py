@@ -620,7 +620,8 @@ def advance(method, gamma, q, L, J, I, model, b, t, h):
     """One step of method ``method`` (an id above) of body ``b`` from ``(q, L_b)`` at time
     ``t``, under the torque ``model = (kinds, P, fn)`` (:mod:`tumble._kernels.torques`).
 
-    First-order methods take the world torque at the start of the step, held over it;
+    First-order methods take the torque at the start of the step in the body frame
+    (``R0ᵀ τ(t, q0, ω0)``, :func:`tumble._kernels.torques.body_torque`), held over it;
     the symmetric ones run between two exact half kicks (:func:`_strang`), composed with the
     sub-step coefficients ``gamma`` (float64 array) unless it is empty (:func:`_composed`;
     callers pass ``gamma`` only with a method of :data:`STRANG`); ``rk4`` takes it at its
@@ -812,9 +813,9 @@ def _exact_flow_block(b0, q0, L0, J, h, steps, every, out):
     return bad
 
 
-# The record and callable-path loops come as a serial and a ``prange`` twin: the caller
-# picks with ``tumble._kernels.dispatch.use_parallel`` so that small batches never wake
-# numba's thread pool. The loops that take a torque model run over a range of bodies
+# The callable-path loop comes as a serial and a ``prange`` twin: the caller picks with
+# ``tumble._kernels.dispatch.use_parallel`` so that small batches never wake numba's
+# thread pool. The loops that take a torque model run over a range of bodies
 # instead, split over threads by ``tumble._kernels.dispatch.run_split``: numba's parallel
 # loops cannot take the model's ``kinds`` (a tuple of types, see
 # :mod:`tumble._kernels.torques`) into their threads.
@@ -942,13 +943,6 @@ def _record_body(q, L, J, r, b, out):
 def record_serial(q, L, J, r, q_out, w_out, Lw_out, Lb_out, E_out):
     """Write record ``r`` of every body from the body state ``(q, L)`` (N, ...)."""
     for b in range(q.shape[0]):
-        _record_body(q, L, J, r, b, (q_out, w_out, Lw_out, Lb_out, E_out))
-
-
-@parallel_njit
-def record_parallel(q, L, J, r, q_out, w_out, Lw_out, Lb_out, E_out):
-    """:func:`record_serial` with the bodies spread over numba's threads."""
-    for b in prange(q.shape[0]):
         _record_body(q, L, J, r, b, (q_out, w_out, Lw_out, Lb_out, E_out))
 
 

@@ -466,9 +466,10 @@ def warm_up() -> None:
     """
     simulate(SimulateRequest(steps_per_rotation=2, rotations=1))
     simulate(SimulateRequest(min_j=3.0, steps_per_rotation=2, rotations=20, methods=["explicit"]))
-    # Each torque model compiles the step loops of its own (a few seconds each on a fresh
-    # install), and each preset's reference ODE solve at the default steps takes up to a
-    # second: both are paid here, not by the first click on a preset.
+    # Each torque model's structure compiles step loops of its own (about a minute of CPU
+    # each on a fresh install, then cached on disk), and each preset's reference ODE solve
+    # at the default steps takes up to a second: both are paid here, not by the first
+    # click on a preset.
     for name in scenarios.TORQUE_SCENARIOS:
         simulate(SimulateRequest(torque=name, steps_per_rotation=2, rotations=1))
         simulate(SimulateRequest(torque=name, methods=["explicit"]))

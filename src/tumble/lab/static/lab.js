@@ -1,7 +1,7 @@
 // tumble lab: controls (mirrored in the page URL) -> POST /api/simulate -> plotly figures
 // (laid out by the figure spec of GET /api/figure), a momentum sphere and a 3-D view on
 // canvases, all at one time cursor.
-// No external code besides the plotly.js that the server ships from the plotly package.
+// No external code besides plotly.js, which the server ships (see server.plotly_js_path).
 "use strict";
 
 (function () {
