@@ -355,34 +355,26 @@ def _torque_inputs(
     return qa, wa, Ja, batch, dtype, as_model(ea["torque"].astype(np.float64))
 
 
-def _simulate_loop(model: TorqueModel | None, n: int) -> Callable[..., int]:
-    """``loop(method, gamma, q0, L0, J, model, ...)``: the compiled run of ``n`` bodies,
-    in blocks split over threads for a large batch. Returns the count of bad records."""
-    custom = model is not None and model.has_custom
-    kernel = _k.simulate_custom_blocks if custom else _k.simulate_blocks
+def _over_ranges(
+    plain: Callable[..., Any],
+    custom: Callable[..., Any],
+    model: TorqueModel | None,
+    count: int,
+    n: int,
+    method: int,
+    gamma: np.ndarray,
+    *args: Any,
+) -> list[Any]:
+    """``kernel(method, gamma, start, stop, *args)`` over ``0 .. count`` (blocks or bodies of
+    a batch of ``n`` bodies), split over threads for a large batch; ``kernel`` is ``custom``
+    for a model with a ``custom`` function (compiled per method), else ``plain``. Returns
+    each range's result."""
+    kernel = custom if model is not None and model.has_custom else plain
 
-    def loop(method: int, gamma: np.ndarray, *args: Any) -> int:
-        def run(g0: int, g1: int) -> int:
-            return int(kernel(method, gamma, g0, g1, *args))
+    def run(start: int, stop: int) -> Any:
+        return kernel(method, gamma, start, stop, *args)
 
-        return sum(run_split(run, -(-n // _k.BLOCK), use_parallel(n)))
-
-    return loop
-
-
-def _step_loop(model: TorqueModel | None, n: int) -> Callable[..., None]:
-    """``loop(method, gamma, q0, L0, J, model, t, h, q_out, L_out)``: one compiled step of
-    ``n`` bodies, split over threads for a large batch."""
-    custom = model is not None and model.has_custom
-    kernel = _k.step_custom_bodies if custom else _k.step_bodies
-
-    def loop(method: int, gamma: np.ndarray, *args: Any) -> None:
-        def run(b0: int, b1: int) -> None:
-            kernel(method, gamma, b0, b1, *args)
-
-        run_split(run, n, use_parallel(n))
-
-    return loop
+    return run_split(run, count, use_parallel(n))
 
 
 def _torque_now(
@@ -497,10 +489,10 @@ def step(
     qf, Lf, Jf = (_flat(a, batch, a.shape[-1]).astype(np.float64) for a in (qa, Lb, Ja))
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
-    loop = _step_loop(model, qf.shape[0])
-    loop(
-        info.kernel, _substeps(info), qf, Lf, Jf, as_model(model).kernel_args(batch), t0, dts,
-        q1, L1,
+    n = qf.shape[0]
+    _over_ranges(
+        _k.step_bodies, _k.step_custom_bodies, model, n, n, info.kernel, _substeps(info),
+        qf, Lf, Jf, as_model(model).kernel_args(batch), t0, dts, q1, L1,
     )  # fmt: skip
     w1 = _inertia.world_omega_gu(q1, L1, Jf)
     _check_step(info.name, q1, w1, Lf, batch, torque is not None)
@@ -714,13 +706,13 @@ def simulate(
             info, torque, qf, Lf, Jf, dts, n_steps, n_every, batch, dtype, (out_q, *out, out_e)
         )
     else:
-        loop = _simulate_loop(model, n)
         args = as_model(model).kernel_args(batch)
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
-        bad = loop(
+        bad = sum(_over_ranges(
+            _k.simulate_blocks, _k.simulate_custom_blocks, model, -(-n // _k.BLOCK), n,
             info.kernel, _substeps(info), qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out,
             out_e,
-        )  # fmt: skip
+        ))  # fmt: skip
         if bad and n_steps:
             # The first step alone tells an input overflow (an InputError, as in ``step``)
             # from a divergence of the method later on (a DivergenceWarning below).
