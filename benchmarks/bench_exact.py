@@ -5,11 +5,15 @@ Three compiled loops over the same bodies, timed in the same run (one thread, be
 
 - ``rk4``: ``tumble._kernels.rigid.step_rk4`` chained ``STEPS`` times per body, with the
   empty torque model (``tumble.torques.NO_TORQUE``), as ``rigid.simulate`` runs it;
-- ``exact``: ``tumble._kernels.exact.prepare`` once per body, then ``evaluate`` at
-  ``t = h, 2h, ...`` (how a torque-free exact method runs: every record from the initial
-  state, no error accumulated);
+- ``exact``: ``tumble._kernels.exact.prepare_scaled`` once per body, then
+  ``evaluate_scaled`` at ``t = h, 2h, ...`` (how ``rigid.simulate`` runs the torque-free
+  exact method: every record from the initial state, no error accumulated);
 - ``free_flow``: ``free_flow(q, L, J, h)`` chained (prepare and evaluate at every step, as a
   splitting method that kicks the momentum between free flows must run it).
+
+The same comparison one level up, as users run the methods: ``rigid.simulate`` with
+``"rk4"`` and ``"exact"``, a record at every step (``every = 1``: the exact method costs
+per record, not per step), the records' ``omega``, ``L``, ``L_body`` and energy included.
 
 Bodies: random asymmetric bodies (``I`` uniform in [0.5, 5], both circulation regimes, so
 both theta series), the issue's peer body ``I = (1, 2, 3)``, ``L_b = (1, 0.4, 0.2)``, and
@@ -31,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from _common import markdown_table, write_section
-from tumble import exact, rotation
+from tumble import exact, rigid, rotation
 from tumble._kernels import exact as kexact
 from tumble._kernels import rigid as krigid
 from tumble._kernels.dispatch import single_thread
@@ -74,10 +78,10 @@ def run_rk4(q, L, J, h, steps, out):
 def run_exact(q, L, J, h, steps, out):
     for b in range(q.shape[0]):
         qb, Lb, Jb = body(q, L, J, b)
-        f = kexact.prepare(qb, Lb, Jb)
+        f, sc = kexact.prepare_scaled(qb, Lb, Jb)
         acc = 0.0
         for s in range(1, steps + 1):
-            qb, Lb = kexact.evaluate(f, s * h)
+            qb, Lb = kexact.evaluate_scaled(f, sc, s * h)
             acc += qb[0] + Lb[0]
         out[b] = acc
 
@@ -128,6 +132,23 @@ def per_step_ns(bodies: tuple[np.ndarray, ...]) -> dict[str, float]:
     return {k: v * 1e9 for k, v in best.items()}
 
 
+def simulate_ns(bodies: tuple[np.ndarray, ...]) -> dict[str, float]:
+    """ns per body-step of ``rigid.simulate`` with ``rk4`` and ``exact``, a record at every
+    step, one thread, best of REPEAT interleaved rounds."""
+    q, L, J = bodies
+    w = rotation.quat_rotate(q, J * L)
+    best = dict.fromkeys(("rk4", "exact"), math.inf)
+    with single_thread():
+        for name in best:
+            rigid.simulate(q, w, J, H, 2, name)
+        for _ in range(REPEAT):
+            for name in best:
+                t0 = time.process_time()
+                rigid.simulate(q, w, J, H, STEPS, name)
+                best[name] = min(best[name], (time.process_time() - t0) / (q.shape[0] * STEPS))
+    return {k: v * 1e9 for k, v in best.items()}
+
+
 def public_costs(rng: np.random.Generator) -> list[list[str]]:
     """Process CPU time per call of the public ``torque_free`` at the sizes of
     docs/exact.md, on one thread (wall time on the shared machine mostly measures the
@@ -159,8 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(20261125)
     rows = []
     goal_lines = []
+    method_rows = []
     for label, bodies in body_sets(rng, args.bodies).items():
         ns = per_step_ns(bodies)
+        sim = simulate_ns(bodies)
+        sim_ratio = sim["exact"] / sim["rk4"]
+        method_rows.append([label, f"{sim['rk4']:.0f}", f"{sim['exact']:.0f}", f"{sim_ratio:.2f}"])
         ratio = ns["exact (prepare once)"] / ns["rk4"]
         flow_ratio = ns["free_flow (per step)"] / ns["rk4"]
         rows.append(
@@ -169,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         print(" | ".join(rows[-1]), flush=True)
         goal_lines.append(
             f"- {label}: exact / rk4 = {ratio:.2f} (goal <= {GOAL:g}: "
-            f"{'met' if ratio <= GOAL else 'MISSED'}); free_flow per step / rk4 = {flow_ratio:.1f}"
+            f"{'met' if ratio <= GOAL else 'MISSED'}); in `rigid.simulate` {sim_ratio:.2f} "
+            f"({'met' if sim_ratio <= GOAL else 'MISSED'}); free_flow per step / rk4 = "
+            f"{flow_ratio:.1f}"
         )
     header = [
         "bodies",
@@ -189,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
         f"prepare and evaluate at every one of {FLOW_STEPS} chained steps (what a "
         "kick-flow-kick splitting needs).\n\n"
         + markdown_table(header, rows)
+        + "\n\nThe same bodies in `rigid.simulate` (ns per body-step, a record at every step, "
+        "one thread, best of 5 interleaved rounds of process CPU time):\n\n"
+        + markdown_table(["bodies", "rk4", "exact", "exact / rk4"], method_rows)
         + "\n\n"
         + "\n".join(goal_lines)
         + "\n\nPublic `tumble.exact.torque_free` (validation, the compiled loop, output arrays), "

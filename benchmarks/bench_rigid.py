@@ -91,7 +91,7 @@ static inline qt rotvec_to_q(v3 phi) {
     double z = x.x * x.x + x.y * x.y + x.z * x.z;
     double c, s;
 #ifdef POLY_SINCOS
-    /* tumble's _cos_sinc_small: Taylor polynomials in z = t^2, Estrin form. */
+    /* tumble's cos_sinc_small: Taylor polynomials in z = t^2, Estrin form. */
     if (z <= SMALL_ANGLE_SQ) {
         static const double p[7] = {COS_P}, q[8] = {SINC_S};
         double z2 = z * z, z4 = z2 * z2;

@@ -95,7 +95,7 @@ static void qmul(const double *p, const double *q, double *r) {
     r[3] = p[0]*q[3] + p[1]*q[2] - p[2]*q[1] + p[3]*q[0];
 }
 
-/* (cos t, sin(t)/t) from z = t*t for t <= SMALL_ANGLE, as tumble's _cos_sinc_small. */
+/* (cos t, sin(t)/t) from z = t*t for t <= SMALL_ANGLE, as tumble's cos_sinc_small. */
 static void cos_sinc_small(double z, double *c_out, double *s_out) {
     const double *p = COS_P, *s = SINC_S;
     double z2 = z*z, z4 = z2*z2;

@@ -136,8 +136,11 @@ def _prepare(
 MAX_PHASE = 1e150
 
 
-def _check_phase(Lb: np.ndarray, J: np.ndarray, t: np.ndarray) -> None:
-    """Raise naming ``t`` if the angles of the motion up to ``max |t|`` would overflow."""
+def check_phase(Lb: np.ndarray, J: np.ndarray, t: np.ndarray) -> None:
+    """Raise naming ``t`` if the angles of the motion up to ``max |t|`` would overflow.
+
+    ``Lb``, ``J`` (nb, 3) and ``t`` float64 arrays, already validated; also used by
+    ``rigid.simulate`` for its ``"exact"`` records (not exported)."""
     if t.size == 0 or Lb.shape[0] == 0:
         return
     rate = float(np.max(np.max(J, axis=-1) * np.linalg.norm(Lb, axis=-1)))
@@ -245,7 +248,7 @@ def torque_free(
     """
     q, Lb, J, batch, dtype = _prepare(q0, omega0, inv_inertia)
     tt = _times(t)
-    _check_phase(Lb, J, tt)
+    check_phase(Lb, J, tt)
     qt, wt = _solve(q, Lb, J, tt.ravel())
     return (
         qt.reshape(tt.shape + batch + (4,)).astype(dtype, copy=False),
@@ -313,7 +316,7 @@ def torque_free_from_momentum(
             "float64 (expected |L_body0| well below 1e150)"
         )
     tt = _times(t)
-    _check_phase(Lf, Jf, tt)
+    check_phase(Lf, Jf, tt)
     qt, wt = _solve(qf, Lf, Jf, tt.ravel())
     return qt.reshape(tt.shape + batch + (4,)), wt.reshape(tt.shape + batch + (3,))
 

@@ -93,8 +93,10 @@ class MethodInfo:
     name : str
         The method name taken by :func:`tumble.rigid.step` and :func:`tumble.rigid.simulate`.
     kernel : int or None
-        Id of the compiled step in :mod:`tumble._kernels.rigid`; None for a method that runs
-        in Python (``"exact"`` evaluates :func:`tumble.exact.torque_free`).
+        Id of the compiled step in :mod:`tumble._kernels.rigid`; None for ``"exact"``, which
+        has no step: :func:`tumble.rigid.simulate` evaluates the compiled exact flow at its
+        records (as ``exact_split`` without torque) and :func:`tumble.rigid.step` calls
+        :func:`tumble.exact.torque_free`.
     order : float
         Global order of the attitude error (``inf``: exact; 0: inconsistent).
     L_norm, L_world, energy : str
@@ -261,7 +263,7 @@ REGISTRY: tuple[MethodInfo, ...] = (
         description="Classical Runge-Kutta 4 on (L_b, q): order 4, slow drift of the invariants",
     ),
     _record(
-        "exact", None, math.inf, "exact | exact | exact | all | elliptic (SciPy)",
+        "exact", None, math.inf, "exact | exact | exact | all | theta series per record",
         symmetric=True, torque="none",
         description="Closed-form torque-free motion (Jacobi elliptic functions): the reference",
     ),

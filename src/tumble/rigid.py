@@ -624,8 +624,10 @@ def simulate(
     (``t = n dt``, read-only arrays of the batch shape) and its value is held over the step
     (so every method is first order with it); the loop then runs in Python around one
     compiled call per step, about 2 µs of overhead per step for one body plus the callable
-    itself. The ``"exact"`` method evaluates :func:`tumble.exact.torque_free` at each record
-    time from the initial state (no accumulated error).
+    itself. The ``"exact"`` method evaluates the compiled exact flow (the kernels of
+    :func:`tumble.exact.torque_free`) at each record time from the initial state, in the
+    same loop as ``exact_split`` without torque (no accumulated error, and no cost for the
+    steps between records).
 
     Without torque, the symmetric methods and their compositions keep world ``L`` exactly:
     the loop takes their body momentum after each step from the initial world ``L`` (the
@@ -690,12 +692,18 @@ def simulate(
     # 112 bytes per body-record (q, omega, L, L_body, energy in float64), before any of it.
     check_memory(n_rec * (112 * math.prod(batch) + 8), "steps, every", f"{n_rec} records")
     t = (record_steps(n_steps, n_every) * dts).astype(dtype)
-    if info.kernel is None:
-        return _simulate_exact(qa, wa, Ja, t, batch, dtype)
     # Read-only in the kernels (the callable loop steps copies in place): no copies needed.
     qf = _flat(qa, batch, 4).astype(np.float64, copy=False)
     Jf = _flat(Ja, batch, 3).astype(np.float64, copy=False)
     Lf = _flat(_inertia.body_momentum_gu(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
+    kernel = info.kernel
+    if kernel is None:
+        # "exact" is exact_split's flow without torque: the compiled loop evaluates it from
+        # the initial state at each record (``_exact_flow_block``).
+        from tumble.exact import check_phase
+
+        _exact_call(check_phase, "dt, steps", Lf, Jf, t.astype(np.float64))
+        kernel = _k.EXACT_SPLIT
     n = qf.shape[0]
     # The kernels are compiled for float64 only (one compilation); float32 is rounded at the end.
     out_q = np.empty((n_rec, n, 4))
@@ -710,7 +718,7 @@ def simulate(
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
         bad = sum(_over_ranges(
             _k.simulate_blocks, _k.simulate_custom_blocks, model, -(-n // _k.BLOCK), n,
-            info.kernel, _substeps(info), qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out,
+            kernel, _substeps(info), qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out,
             out_e,
         ))  # fmt: skip
         if bad and n_steps:
@@ -795,33 +803,4 @@ def _warn_divergence(name: str, t: np.ndarray, q: np.ndarray, w: np.ndarray, e: 
         "kept (NaN or inf after the blow-up). Take a smaller dt or a stable method.",
         DivergenceWarning,
         stacklevel=3,
-    )
-
-
-def _simulate_exact(
-    qa: np.ndarray,
-    wa: np.ndarray,
-    Ja: np.ndarray,
-    t: np.ndarray,
-    batch: tuple[int, ...],
-    dtype: np.dtype,
-) -> Trajectory:
-    """Records of the exact torque-free motion, each evaluated from the initial state."""
-    from tumble.exact import torque_free
-
-    shape = (t.size, *batch)
-    qr, wr = _exact_call(
-        torque_free, "dt, steps", qa, _free_omega(qa, wa, Ja), Ja, t.astype(np.float64)
-    )
-    qx = np.broadcast_to(np.asarray(qr, dtype=np.float64), (*shape, 4))
-    wx = np.broadcast_to(np.asarray(wr, dtype=np.float64), (*shape, 3))
-    Jx = np.broadcast_to(Ja, (*batch, 3)).astype(np.float64)
-    Lb = _inertia.body_momentum_gu(qx, wx, Jx)
-    return Trajectory(
-        t=t,
-        q=qx.astype(dtype),
-        omega=wx.astype(dtype),
-        L=_inertia.angular_momentum_gu(qx, wx, Jx).astype(dtype),
-        L_body=Lb.astype(dtype),
-        energy=_inertia.energy_gu(qx, wx, Jx).astype(dtype),
     )

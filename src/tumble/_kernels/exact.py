@@ -6,9 +6,9 @@ Per-body kernels on tuples of float64, the maths of ``docs/exact.md`` (reference
 (the kind of motion, the sorting of the axes, the elliptic parameter and its complement,
 ``K``, the nomes of the theta series, the phase ``u0``, the third-kind integral's
 constants and the fixed factors of the attitude); :func:`evaluate` then gives the state at
-any time ``t`` from those constants with one Jacobi-function evaluation (a sine and a
-cosine, or one exponential), one ``atan2`` for the third-kind integral and the attitude
-products. :func:`free_flow` is the two in one call.
+any time ``t`` from those constants with one Jacobi-function evaluation (the polynomial
+sine and cosine of a half angle, or one exponential), one ``atan2`` for the third-kind
+integral and the attitude products. :func:`free_flow` is the two in one call.
 
 The elliptic functions and the third-kind integral are evaluated by theta series (DLMF
 22.2, 20.2) of the nome ``q = exp(-π K'/K)`` when ``m <= 1/2`` and, after Jacobi's
@@ -31,7 +31,16 @@ from collections import namedtuple
 from numba import prange
 
 from tumble._kernels import njit, parallel_njit
-from tumble._kernels.rotation import mat_to_q, qconj, qmul, qnormalize, qrotate, rotvec_to_q
+from tumble._kernels.rotation import (
+    cos_sinc_small,
+    mat_to_q,
+    qconj,
+    qmul,
+    qnormalize,
+    qrotate,
+    rotvec_to_q,
+    sincos,
+)
 
 #: Two inverse moments count as equal (symmetric top) within this times the largest one.
 EQUAL_RTOL = 8 * 2.0**-52
@@ -148,7 +157,8 @@ def series(th, u):
         sn = θ3(0)/θ2(0) θ1(ζ)/θ4(ζ),  cn = θ4(0)/θ2(0) θ2(ζ)/θ4(ζ),  dn = θ4(0)/θ3(0) θ3/θ4,
 
     ``θ1``, ``θ2`` written as ``sin ζ``, ``cos ζ`` times polynomials in ``cos 2kζ`` (so
-    ``sn`` and ``cn`` are relatively accurate near their zeros), and
+    ``sn`` is relatively accurate near its zeros; ``cn`` near ``u = ±K`` errs by an ulp or
+    two of 1, from ``cos ζ = (c - s)(c + s)`` of the half angle), and
     ``arg = arg θ4(ζ + iβ)`` (Jacobi's form of ``Π`` with the imaginary parameter ``ib``).
     ``m > 1/2``: Jacobi's imaginary transformation turns these into series in ``q'`` of
     ``cosh``/``sinh`` of ``x = π|u|/2K'``, scaled by ``2 e^{-x}`` (no overflow); with
@@ -164,9 +174,13 @@ def series(th, u):
     q, q2, q4, q6, q9, q12, q16 = th.nome
     vr, vi = th.vr, th.vi
     if th.high == 0.0:
-        z = th.scale * u
-        s = math.sin(z)
-        c = math.cos(z)
+        # ζ/2 is within π/4 (|u| <= K): the polynomials of the half angle, no reduction and
+        # no branch; sin ζ, cos ζ then err by an ulp or two of 1.
+        w = 0.5 * th.scale * u
+        hc, hs = cos_sinc_small(w * w)
+        hs *= w
+        s = 2.0 * hs * hc
+        c = (hc - hs) * (hc + hs)
         c1 = (c - s) * (c + s)
         c2 = 2.0 * c1 * c1 - 1.0
         c3 = 2.0 * c1 * c2 - c1
@@ -536,14 +550,17 @@ def _angles(f, u):
     V = th.v_lin * ur + th.v_arg * arg
     if j != 0.0:
         V += 2.0 * j * f.Vc
-    sign = 1.0 - 2.0 * (j % 2.0)
+    # j mod 4 without a float modulo (a libm call): exact for every integral float j (one
+    # beyond 2**53 is a multiple of 4).
+    j4 = int(j - 4.0 * math.floor(0.25 * j))
+    sign = 1.0 - 2.0 * (j4 & 1)
     Lf = _frame(f, sign * sn, sign * cn, dn)
     # |in-plane part| > 0: one of its two components carries dn, or both sn and cn.
     rho = math.sqrt(Lf[0] * Lf[0] + Lf[1] * Lf[1])
     if f.circulates:
         Lr = _frame(f, sn, cn, dn)
         hc, hs, hn = _half_angle(Lr[0], Lr[1], rho)
-        k = int((j if f.case_a else -j) % 4.0)
+        k = j4 if f.case_a else (4 - j4) & 3
         # turn the half angle by k π/2
         if k == 1:
             hc, hs = -hs, hc
@@ -553,7 +570,8 @@ def _angles(f, u):
             hc, hs = hs, -hc
     else:
         hc, hs, hn = _half_angle(Lf[0], Lf[1], rho)
-    tc, ts, tn = _half_angle(Lf[2], rho, math.sqrt(Lf[2] * Lf[2] + rho * rho))
+    # |L_f| = 1 to round-off (unit amplitudes, sn² + cn² = 1): the polar angle's radius.
+    tc, ts, tn = _half_angle(Lf[2], rho, 1.0)
     # (hc, hs) and (tc, ts) unnormalised: the caller divides their product by sqrt(hn tn).
     return Lf, hc, hs, tc, ts, hn * tn, V
 
@@ -631,19 +649,20 @@ def prepare(q, L, J):
     # Rz(-ϕ); its fixed left part Rz(ϕ0) Ry(θ0) joins q0 and the sorting.
     k = 1.0 / math.sqrt(n2)
     rz_ry = (k * hc * tc, -k * hs * ts, k * hc * ts, k * hs * tc)
-    left = qmul(qmul(q, qconj(p)), rz_ry)
+    left = qnormalize(qmul(qmul(q, qconj(p)), rz_ry))
     return Flow(
         ASYMMETRIC, left, Lw_hat, _NO3, 0.0, 0.0, P, p, amp, *flags,
         norm, wp, u0, K, 0.5 / K, Vc, V0, psi_rate, psi_v, th,
     )  # fmt: skip
 
 
-@njit
+@njit(inline="always")
 def evaluate(f, t):
     """The state ``(q(t), L_b(t))`` of the motion :func:`prepare` set up, at time ``t``.
 
     Asymmetric: ``R(t) = Q(ψ L̂_w) R0 B(L_b0) B(L_b(t))ᵀ`` with
-    ``ψ = |L| [J_ref t ± (J1 - J3) (t + (V(u) - V0)/wp)]`` (reference §4.3).
+    ``ψ = |L| [J_ref t ± (J1 - J3) (t + (V(u) - V0)/wp)]`` (reference §4.3), evaluated as
+    ``left ⊗ Rz(ψ) Ry(-θ) Rz(-ϕ) ⊗ p``.
     """
     if f.kind == UNIFORM:
         w = f.w
@@ -655,17 +674,21 @@ def evaluate(f, t):
         r = f.w
         precess = rotvec_to_q((r[0] * t, r[1] * t, r[2] * t))
         return qmul(precess, qmul(f.q, spin)), qrotate(qconj(spin), f.L)
-    Lf, hc, hs, tc, ts, _, V = _angles(f, f.u0 + f.wp * t)
+    Lf, hc, hs, tc, ts, n2, V = _angles(f, f.u0 + f.wp * t)
     half = 0.5 * (f.psi_rate * t + f.psi_v * (V - f.V0))
-    sp = math.sin(half)
-    a = f.L
-    # Ry(-θ) Rz(-ϕ) from the unnormalised half angles, then the sorting; Q(ψ L̂_w) with the
-    # unit L̂_w. The one normalisation at the end scales the half angles and also keeps a
-    # flow restarted from its own output (a splitting step) from compounding |q| - 1.
-    right = qmul((tc * hc, ts * hs, -ts * hc, -tc * hs), f.p)
-    q1 = qmul((math.cos(half), sp * a[0], sp * a[1], sp * a[2]), qmul(f.q, right))
+    sp, cp = sincos(half)
+    # The left factor takes the frame's e3 to L̂_w, so Q(ψ L̂_w) ⊗ left = left ⊗ Rz(ψ), and
+    # Rz(ψ) Ry(-θ) Rz(-ϕ) is one z-y-z product: (cos(θ/2) cos((ψ-ϕ)/2), sin(θ/2)
+    # sin((ψ+ϕ)/2), -sin(θ/2) cos((ψ+ϕ)/2), cos(θ/2) sin((ψ-ϕ)/2)), from the unnormalised
+    # half angles. The one normalisation at the end scales them and also keeps a flow
+    # restarted from its own output (a splitting step) from compounding |q| - 1.
+    k = 1.0 / math.sqrt(n2)
+    cm, sm = cp * hc + sp * hs, sp * hc - cp * hs
+    cs, ss = cp * hc - sp * hs, sp * hc + cp * hs
+    kc, ks = k * tc, k * ts
+    q1 = qmul(f.q, qmul((kc * cm, ks * ss, -ks * cs, kc * sm), f.p))
     Lb = _mtv(f.P, Lf)
-    return qnormalize(q1), (Lb[0] * f.norm, Lb[1] * f.norm, Lb[2] * f.norm)
+    return q1, (Lb[0] * f.norm, Lb[1] * f.norm, Lb[2] * f.norm)
 
 
 #: Momenta below this (per component) are scaled up before :func:`prepare`: their squares
@@ -695,12 +718,14 @@ def prepare_scaled(q, L, J):
     return prepare(q, (L[0] * s, L[1] * s, L[2] * s), J), s
 
 
-@njit
+@njit(inline="always")
 def evaluate_scaled(f, s, t):
     """The state ``(q(t), L_b(t))`` of the motion from ``(q, L_b)`` that
     :func:`prepare_scaled` set up as ``(f, s)``."""
-    q1, L1 = evaluate(f, t / s)
-    return q1, (L1[0] / s, L1[1] / s, L1[2] / s)
+    # s is a power of two: 1/s is exact, and hoisted out of a loop over t.
+    inv = 1.0 / s
+    q1, L1 = evaluate(f, t * inv)
+    return q1, (L1[0] * inv, L1[1] * inv, L1[2] * inv)
 
 
 @njit
