@@ -165,11 +165,11 @@ def sincos_wide(x):
     by Cody and Waite's reduction on the three parts of ``π/2`` (the first product and
     difference exact, so ``r`` keeps its relative accuracy near the multiples of ``π/2``);
     then :func:`cos_sinc_small` of ``r²`` and the quadrant ``n mod 4``. Below ``π/4`` there
-    is no reduction. :func:`sincos` adds shorter polynomials below ``SHORT_ANGLE``. Within 2.5 ulp of the true values (measured 2.2;
-    ``tests/test_small_angle_trig.py``, against mpmath); beyond ``SINCOS_REDUCED_MAX``, and
-    for inf and NaN, libm. One shared reduction and two short polynomials cost about half
-    of libm's separate ``sin`` and ``cos`` calls (10-12 ns against 23 ns a pair, one
-    thread).
+    is no reduction (:func:`sincos` adds shorter polynomials below ``SHORT_ANGLE``). Within
+    2.5 ulp of the true values (measured 2.2; ``tests/test_small_angle_trig.py``, against
+    mpmath); beyond ``SINCOS_REDUCED_MAX``, and for inf and NaN, libm. One shared
+    reduction and two short polynomials cost about half of libm's separate ``sin`` and
+    ``cos`` calls (10-12 ns against 23 ns a pair, one thread).
     """
     if abs(x) <= SMALL_ANGLE:
         c, sc = cos_sinc_small(x * x)
