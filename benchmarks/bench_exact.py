@@ -37,8 +37,9 @@ from numba import njit
 from _common import markdown_table, write_section
 from tumble import exact, rigid, rotation
 from tumble._kernels import exact as kexact
-from tumble._kernels import rigid as krigid
 from tumble._kernels.dispatch import single_thread
+from tumble._kernels.rigid import common as krigid_common
+from tumble._kernels.rigid import rk4 as krigid_rk4
 from tumble.torques import NO_TORQUE
 
 STEPS = 200
@@ -62,10 +63,10 @@ def body(q, L, J, b):
 def _rk4_loop(q, L, J, h, steps, out, model):
     for b in range(q.shape[0]):
         qb, Lb, Jb = body(q, L, J, b)
-        Ib = krigid.pseudo_inverse(Jb)
+        Ib = krigid_common.pseudo_inverse(Jb)
         for s in range(steps):
             # The empty torque model has one (empty) parameter row, read as row 0.
-            qb, Lb = krigid.step_rk4(qb, Lb, Jb, Ib, model, 0, s * h, h)
+            qb, Lb = krigid_rk4.step_rk4(qb, Lb, Jb, Ib, model, 0, s * h, h)
         out[b] = qb[0] + Lb[0]
 
 

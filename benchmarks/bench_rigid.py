@@ -62,8 +62,8 @@ from _common import (
 )
 from tumble import diagnostics, exact, rigid, rotation, scenarios, torques
 from tumble._kernels import inertia as _inertia
-from tumble._kernels import rigid as _rigid
 from tumble._kernels import rotation as _rot
+from tumble._kernels.rigid import flows as _rigid
 
 SIZES = (1, 10, 1_000, 10_000, 100_000, 1_000_000)
 METHODS = ("momentum_first", "modified_jolt")

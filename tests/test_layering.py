@@ -59,6 +59,7 @@ BUILDS_ON: dict[str, frozenset[str]] = {
     "figures": frozenset({"diagnostics", "methods", "rigid"}),
     "arguments": frozenset({"scenarios"}),
     "compare": frozenset({"figures", "scenarios", "arguments"}),
+    "precompile": frozenset({"scenarios", "arguments"}),
     "lab": frozenset({"figures", "scenarios"}),
     "sweep": frozenset({"figures", "scenarios", "arguments"}),
     # the public path of tumble.sweep.plot from before sweeps became a package
@@ -78,6 +79,9 @@ TOP = "cli"
 THIRD_PARTY: dict[str, frozenset[str]] = {
     "_linalg": frozenset({"numpy"}),
     "trajectory": frozenset({"numpy"}),
+    # the registry is data: listing and validating methods compiles and imports no numba
+    "methods": frozenset(),
+    "compositions": frozenset({"numpy"}),
 }
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tumble import InputError, exact, methods, rigid, rotation, torques
-from tumble._kernels import rigid as kernels
+from tumble import InputError, exact, methods, rigid, rotation
+from tumble._kernels.rigid import table
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "integrators.md"
 
@@ -33,11 +33,11 @@ ROUND_OFF = 1e-13
 REAL_ERROR = 1e-9
 
 
-def test_names_orders_and_kernel_ids_come_from_the_registry():
+def test_names_orders_and_kernels_come_from_the_registry():
     assert rigid.METHODS == tuple(m.name for m in methods.REGISTRY)
     assert rigid.ORDERS == {m.name: m.order for m in methods.REGISTRY}
-    ids = [m.kernel for m in methods.REGISTRY if m.kernel is not None]
-    assert len(set(ids)) == len(ids)
+    names = [m.kernel for m in methods.REGISTRY if m.kernel is not None]
+    assert len(set(names)) == len(names)
     assert [m.name for m in methods.REGISTRY if m.kernel is None] == ["exact"]
     for name in rigid.METHODS:
         info = rigid.method_info(name)
@@ -47,6 +47,22 @@ def test_names_orders_and_kernel_ids_come_from_the_registry():
         assert len(info.description) <= 100
 
 
+def test_every_record_names_a_kernel_of_its_form_and_every_kernel_is_used():
+    """The registry (data) and the kernel table (compiled code) agree: a time-symmetric
+    record names a Strang flow, a record with torque at the stages a staged kernel, the
+    others a held step; ``exact`` runs ``exact_split``'s exact flow."""
+    forms = {"held": ("held",), "stages": ("staged",), "strang": ("flow", "split")}
+    for info in methods.REGISTRY:
+        if info.kernel is None:
+            continue
+        kernel = table.kernel(info.kernel)
+        assert kernel.form in forms[info.torque], info.name
+        assert kernel.symmetric == info.symmetric, info.name
+        assert kernel.exact == (info.exact_for == "all"), info.name
+    used = {m.kernel for m in methods.REGISTRY}
+    assert set(table.names()) == used - {None}
+
+
 def test_method_info_rejects_unknown_names():
     with pytest.raises(InputError, match=r"^name: expected one of .*got 'rk5'"):
         rigid.method_info("rk5")
@@ -54,19 +70,10 @@ def test_method_info_rejects_unknown_names():
         rigid.method_info(3)  # type: ignore[arg-type]
 
 
-def test_an_unknown_kernel_id_raises_instead_of_running_another_method():
-    q = np.array([[1.0, 0.0, 0.0, 0.0]])
-    L = np.array([[0.1, 0.2, 0.3]])
-    J = np.array([[0.5, 1.0, 1.5]])
-    model = torques.NO_TORQUE.kernel_args((1,))
-    unknown = max(m.kernel for m in methods.REGISTRY if m.kernel is not None) + 1
-    with pytest.raises(ValueError, match="unknown method kernel id"):
-        kernels.step_bodies(
-            unknown, np.empty(0), 0, 1, q, L, J, model, 0.0, 0.1, np.empty((1, 4)), np.empty((1, 3))
-        )
-    records = (np.empty((2, 1, 4)), *(np.empty((2, 1, 3)) for _ in range(3)), np.empty((2, 1)))
-    with pytest.raises(ValueError, match="unknown method kernel id"):
-        kernels.simulate_blocks(unknown, np.empty(0), 0, 1, q, L, J, model, 0.1, 1, 1, *records)
+def test_an_unknown_kernel_name_cannot_reach_a_loop():
+    """A method reaches the compiled loops only as a tag of a registered kernel."""
+    with pytest.raises(ValueError, match="no kernel is registered as 'rk5'"):
+        table.Tag("rk5", composed=False)
 
 
 def test_every_method_runs_and_no_two_give_the_same_step():

@@ -12,7 +12,7 @@ from scipy.spatial.transform import Rotation
 
 from oracles import angle, matrix
 from tumble import rigid
-from tumble._kernels import rigid as kr
+from tumble._kernels.rigid import common as kr
 from tumble.rigid import DivergenceWarning
 
 # Relative round-off budget of identities that hold exactly in exact arithmetic: a handful of

@@ -18,9 +18,9 @@ from scipy.spatial.transform import Rotation
 
 from oracles import angle, matrix, rigid_reference
 from tumble import InputError, diagnostics, rigid, rotation, scenarios, torques
-from tumble._kernels import rigid as kernels
 from tumble._kernels import torques as tk
 from tumble._kernels.dispatch import single_thread
+from tumble._kernels.rigid import loops
 
 Q0 = rotation.rotvec_to_quat([0.4, -0.3, 0.2])
 OMEGA0 = np.array([0.6, -0.9, 1.3])
@@ -453,7 +453,7 @@ def test_the_kernel_kinds_carry_the_model_structure():
     assert [k for k, p in enumerate(present) if p is not None] == [tk.GRAVITY, tk.DAMPING]
     assert P.shape == (1, tk.WIDTH[tk.GRAVITY] + tk.WIDTH[tk.DAMPING])
     # The held torque of the Python-callable path: one world-frame constant, nothing else.
-    held_ids, held_present = kernels.HELD_TORQUE
+    held_ids, held_present = loops.HELD_TORQUE
     assert held_ids == (tk.CONSTANT_WORLD,)
     assert [k for k, p in enumerate(held_present) if p is not None] == [tk.CONSTANT_WORLD]
 

@@ -82,6 +82,13 @@ _MODULE_COMMANDS = (
         "against the exact solution and write a Parquet dataset; see docs/sweep.md.",
     ),
     (
+        "precompile",
+        "tumble.precompile",
+        "compile the integrators' loops ahead of time into numba's cache",
+        "Compile (or load) the loops that simulate and step run for each method and torque "
+        "structure, so that later runs start at once; a progress bar shows each item's time.",
+    ),
+    (
         "sweep-plot",
         "tumble.sweep.plot",
         "draw heat maps of a sweep's scores per method",

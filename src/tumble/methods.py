@@ -10,8 +10,9 @@ its cost class and a one-line description. :data:`tumble.rigid.METHODS`, the met
 Composed methods ``"<base>:<scheme>"`` (:mod:`tumble.compositions`) are not in the
 registry: :func:`method_info` derives their records from the base's (:func:`composed`).
 
-Adding a method is three files: its kernel (a ``step_*`` function, its id and its branch
-in ``advance`` and ``_run_block`` in :mod:`tumble._kernels.rigid`), its record here, and its
+This module is data: it imports no numba, so listing and validating methods costs nothing
+to compile. Adding a method is three pieces: its kernel (a compiled step or flow registered
+under a name in :mod:`tumble._kernels.rigid`), its record here naming that kernel, and its
 paragraph in ``docs/integrators.md`` (see ``docs/architecture.md``).
 
 Conventions of the columns (all for a free body with every inverse moment ``J_i > 0``):
@@ -47,7 +48,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tumble._errors import InputError
-from tumble._kernels import rigid as _k
 from tumble._validate import describe
 from tumble.compositions import COMPOSITIONS
 
@@ -92,8 +92,9 @@ class MethodInfo:
     ----------
     name : str
         The method name taken by :func:`tumble.rigid.step` and :func:`tumble.rigid.simulate`.
-    kernel : int or None
-        Id of the compiled step in :mod:`tumble._kernels.rigid`; None for ``"exact"``, which
+    kernel : str or None
+        Name of the compiled kernel in :mod:`tumble._kernels.rigid` (its step or flow, as
+        the kernel registers it; the method's own name); None for ``"exact"``, which
         has no step: :func:`tumble.rigid.simulate` evaluates the compiled exact flow at its
         records (as ``exact_split`` without torque) and :func:`tumble.rigid.step` calls
         :func:`tumble.exact.torque_free`.
@@ -119,7 +120,7 @@ class MethodInfo:
     """
 
     name: str
-    kernel: int | None
+    kernel: str | None
     order: float
     L_norm: str
     L_world: str
@@ -133,16 +134,16 @@ class MethodInfo:
     substeps: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
-        # A record is data that other code trusts (kernels by id, tables by column): each
+        # A record is data that other code trusts (kernels by name, tables by column): each
         # field is checked as the registry and composed() build it.
         order_ok = type(self.order) in (int, float) and self.order >= 0
-        kernel_ok = self.kernel is None or type(self.kernel) is int
+        kernel_ok = self.kernel is None or (type(self.kernel) is str and self.kernel.isidentifier())
         checks = [(f, isinstance(getattr(self, f), str), "a str") for f in _TEXT_FIELDS]
         checks += [
             (f, type(getattr(self, f)) is bool, "a bool") for f in ("symmetric", "locked_axes")
         ]
         checks += [
-            ("kernel", kernel_ok, "a kernel id (int) or None"),
+            ("kernel", kernel_ok, "a kernel name (an identifier) or None"),
             ("order", order_ok, "a number >= 0 (inf: exact)"),
             ("exact_for", _one_of(self.exact_for, EXACT_FOR), f"one of {EXACT_FOR}"),
             ("torque", _one_of(self.torque, TORQUE_MODES), f"one of {TORQUE_MODES}"),
@@ -189,7 +190,6 @@ class MethodInfo:
 
 def _record(
     name: str,
-    kernel: int | None,
     order: float,
     props: str,
     *,
@@ -197,96 +197,98 @@ def _record(
     symmetric: bool = False,
     torque: str = "held",
     locked_axes: bool = True,
+    kernel: str | None = "",
 ) -> MethodInfo:
-    """A record from ``props`` = ``"L_norm | L_world | energy | exact_for | cost"``."""
+    """A record from ``props`` = ``"L_norm | L_world | energy | exact_for | cost"``; the
+    kernel is the one registered under the method's own name unless ``kernel`` says."""
     L_norm, L_world, energy, exact_for, cost = (p.strip() for p in props.split("|"))
     return MethodInfo(
-        name, kernel, order, L_norm, L_world, energy, exact_for, symmetric, torque,
-        locked_axes, cost, description,
+        name, name if kernel == "" else kernel, order, L_norm, L_world, energy, exact_for,
+        symmetric, torque, locked_axes, cost, description,
     )  # fmt: skip
 
 
 REGISTRY: tuple[MethodInfo, ...] = (
     _record(
-        "explicit", _k.EXPLICIT, 1, "grows | no | grows, blows up | none | 1 Q",
+        "explicit", 1, "grows | no | grows, blows up | none | 1 Q",
         description="Forward Euler with the gyroscopic term: |L| and energy grow until it blows up",
     ),
     _record(
-        "jolt", _k.JOLT, 1, "exact | O(dt) | drifts to J_mid | none | 1 Q + 1 sqrt",
+        "jolt", 1, "exact | O(dt) | drifts to J_mid | none | 1 Q + 1 sqrt",
         description=(
             "Jolt Physics: body-frame gyroscopic step rescaled to |L|; energy drifts to J_mid"
         ),
     ),
     _record(
-        "naive_rotation", _k.NAIVE_ROTATION, 1, "exact | O(dt) | grows to J_max | none | 2 Q",
+        "naive_rotation", 1, "exact | O(dt) | grows to J_max | none | 2 Q",
         description="Rotate body L by -omega dt: keeps |L|, energy grows toward J_max",
     ),
     _record(
-        "jolt_rotation", _k.JOLT_ROTATION, 1, "exact | O(dt) | drifts to J_mid | none | 2 Q",
+        "jolt_rotation", 1, "exact | O(dt) | drifts to J_mid | none | 2 Q",
         description="Jolt's step as a rotation of L about (J - J_L) L; energy drifts to J_mid",
     ),
     _record(
-        "modified_jolt", _k.MODIFIED_JOLT, 1, "exact | O(dt) | local O(dt³) | body | 2 Q",
+        "modified_jolt", 1, "exact | O(dt) | local O(dt³) | body | 2 Q",
         description="The article's modified Jolt: rotate L about omega - J_k L, then the attitude",
     ),
     _record(
-        "modified_jolt_cayley", _k.MODIFIED_JOLT_CAYLEY, 1,
+        "modified_jolt_cayley", 1,
         "exact | O(dt) | local O(dt³) | none | 1 Q + 1 Cayley",
         description="Modified Jolt with the trig-free Cayley rotation of L",
     ),
     _record(
-        "momentum_first", _k.MOMENTUM_FIRST, 1, "exact | exact | local O(dt³) | symmetric | 2 Q",
+        "momentum_first", 1, "exact | exact | local O(dt³) | symmetric | 2 Q",
         description="The article's momentum-first: world L fixed, attitude Q(J'L dt) Q(Omega dt)",
     ),
     _record(
-        "implicit", _k.IMPLICIT, 1, "decays | no | decays | none | 1 Q + 3x3 solve",
+        "implicit", 1, "decays | no | decays | none | 1 Q + 3x3 solve",
         locked_axes=False,
         description="Catto/Bullet implicit gyroscopic Newton step: stable but dissipative",
     ),
     _record(
-        "magnus", _k.MAGNUS, 1, "drifts | no | drifts | none | 1 Q + 4 rotations",
+        "magnus", 1, "drifts | no | drifts | none | 1 Q + 4 rotations",
         description="Explicit angular acceleration with the order-2 Magnus attitude update",
     ),
     _record(
-        "splitting", _k.SPLITTING, 2, "exact | exact | bounded, no drift | none | 5 sin/cos pairs",
+        "splitting", 2, "exact | exact | bounded, no drift | none | 5 sin/cos pairs",
         symmetric=True, torque="strang",
         description="Symmetric splitting of the kinetic energy (NO_SQUISH): symplectic, order 2",
     ),
     _record(
-        "midpoint", _k.MIDPOINT, 2, "exact | exact | exact | none | Newton + 1 sqrt",
+        "midpoint", 2, "exact | exact | exact | none | Newton + 1 sqrt",
         symmetric=True, torque="strang",
         description="Implicit midpoint with Cayley attitude: keeps |L|, world L and energy",
     ),
     _record(
-        "rk4", _k.RK4, 4, "drifts | drifts | drifts | none | 4 evaluations",
+        "rk4", 4, "drifts | drifts | drifts | none | 4 evaluations",
         torque="stages",
         description="Classical Runge-Kutta 4 on (L_b, q): order 4, slow drift of the invariants",
     ),
     _record(
-        "exact", None, math.inf, "exact | exact | exact | all | theta series per record",
-        symmetric=True, torque="none",
+        "exact", math.inf, "exact | exact | exact | all | theta series per record",
+        symmetric=True, torque="none", kernel=None,
         description="Closed-form torque-free motion (Jacobi elliptic functions): the reference",
     ),
     _record(
-        "none", _k.NONE, 0, "exact | no | exact | spherical | 1 Q",
+        "none", 0, "exact | no | exact | spherical | 1 Q",
         description=(
             "No gyroscopic term, as many games do: spins about a fixed omega (wrong motion)"
         ),
     ),
     _record(
-        "momentum_first_symmetric", _k.MOMENTUM_FIRST_SYMMETRIC, 2,
+        "momentum_first_symmetric", 2,
         "exact | exact | bounded, no drift | symmetric | (4 + n) Q",
         symmetric=True, torque="strang",
         description="Momentum-first composed with its adjoint: symmetric, order 2",
     ),
     _record(
-        "symmetric_top_split", _k.SYMMETRIC_TOP_SPLIT, 2,
+        "symmetric_top_split", 2,
         "exact | exact | bounded, no drift | symmetric | 4 sin/cos pairs + 1 Q",
         symmetric=True, torque="strang",
         description="Symmetric top plus remainder (Fasso 2003): exact for symmetric tops, order 2",
     ),
     _record(
-        "exact_split", _k.EXACT_SPLIT, 2, "exact | exact | exact | all | elliptic (compiled)",
+        "exact_split", 2, "exact | exact | exact | all | elliptic (compiled)",
         symmetric=True, torque="strang",
         description="Half kick, exact free flow, half kick: exact without torque, order 2 with it",
     ),

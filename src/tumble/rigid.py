@@ -46,8 +46,9 @@ from numpy.typing import ArrayLike
 from tumble import compositions as _compositions
 from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import inertia as _inertia
-from tumble._kernels import rigid as _k
-from tumble._kernels.dispatch import run_split, use_parallel
+from tumble._kernels.dispatch import first_use, run_split, use_parallel
+from tumble._kernels.rigid import loops as _loops
+from tumble._kernels.rigid.table import Tag
 from tumble._kernels.rotation import matrix_to_quat_gu
 from tumble._validate import (
     as_choice,
@@ -91,19 +92,19 @@ coefficients, citation); ``"<base>:<scheme>"`` runs one (:func:`method_info`).""
 ORDERS: dict[str, float] = {info.name: info.order for info in REGISTRY}
 """Global order of the attitude error of each method (``inf``: exact; 0: inconsistent)."""
 
-_NO_SUBSTEPS = np.empty(0)
-_SUBSTEPS: dict[str, np.ndarray] = {}
+_KERNEL_ARGS: dict[str, tuple[Tag, np.ndarray]] = {}
 
 
-def _substeps(info: MethodInfo) -> np.ndarray:
-    """The composition coefficients of ``info`` as the kernels take them (float64, (s,));
-    empty for a registry method. Cached: there are finitely many valid composed names."""
-    if not info.substeps:
-        return _NO_SUBSTEPS
-    gamma = _SUBSTEPS.get(info.name)
-    if gamma is None:
-        gamma = _SUBSTEPS[info.name] = np.array(info.substeps, dtype=np.float64)
-    return gamma
+def _kernel_args(info: MethodInfo, fallback: str = "") -> tuple[Tag, np.ndarray]:
+    """The method as the loops take it: its tag (the kernel ``info`` names, or ``fallback``
+    for a method without one; composed or not) and the composition's coefficients
+    (float64, (s,); empty for a registry method). Cached: there are finitely many valid
+    method names."""
+    args = _KERNEL_ARGS.get(info.name)
+    if args is None:
+        tag = Tag(info.kernel or fallback, bool(info.substeps))
+        args = _KERNEL_ARGS[info.name] = (tag, np.array(info.substeps, dtype=np.float64))
+    return args
 
 
 class DivergenceWarning(TumbleWarning):
@@ -356,25 +357,40 @@ def _torque_inputs(
 
 
 def _over_ranges(
-    plain: Callable[..., Any],
-    custom: Callable[..., Any],
-    model: TorqueModel | None,
+    kernel: Callable[..., Any],
     count: int,
     n: int,
-    method: int,
-    gamma: np.ndarray,
+    method: tuple[Tag, np.ndarray],
+    model: TorqueModel | None,
     *args: Any,
 ) -> list[Any]:
-    """``kernel(method, gamma, start, stop, *args)`` over ``0 .. count`` (blocks or bodies of
-    a batch of ``n`` bodies), split over threads for a large batch; ``kernel`` is ``custom``
-    for a model with a ``custom`` function (compiled per method), else ``plain``. Returns
-    each range's result."""
-    kernel = custom if model is not None and model.has_custom else plain
+    """``kernel(tag, gamma, start, stop, *args)`` over ``0 .. count`` (blocks or bodies of a
+    batch of ``n`` bodies), split over threads for a large batch, under the torque
+    ``model`` (for the compile notice). Returns each range's result."""
+    tag, gamma = method
 
     def run(start: int, stop: int) -> Any:
-        return kernel(method, gamma, start, stop, *args)
+        return kernel(tag, gamma, start, stop, *args)
 
-    return run_split(run, count, use_parallel(n))
+    with _first_use(kernel, tag, model):
+        return run_split(run, count, use_parallel(n))
+
+
+def _first_use(kernel: Any, tag: Tag, model: TorqueModel | None) -> Any:
+    """:func:`tumble._kernels.dispatch.first_use` for a loop of ``tag``'s method under
+    ``model`` (None: a held torque): numba compiles one per method and torque structure."""
+    structure = (model.names, model.has_custom) if model is not None else "held"
+    name = tag.name + (" (composed)" if tag.composed else "")
+    return first_use(
+        (kernel.__name__, tag.name, tag.composed, structure),
+        lambda: f"the {name} loop ({kernel.__name__}, {_torque_label(model)})",
+    )
+
+
+def _torque_label(model: TorqueModel | None) -> str:
+    if model is None:
+        return "a torque callable"
+    return f"torque {model!r}" if model.names else "torque-free"
 
 
 def _torque_now(
@@ -490,32 +506,32 @@ def step(
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
     n = qf.shape[0]
+    model = as_model(model)
     _over_ranges(
-        _k.step_bodies, _k.step_custom_bodies, model, n, n, info.kernel, _substeps(info),
-        qf, Lf, Jf, as_model(model).kernel_args(batch), t0, dts, q1, L1,
+        _loops.step_bodies, n, n, _kernel_args(info), model,
+        qf, Lf, Jf, model.kernel_args(batch), t0, dts, q1, L1,
     )  # fmt: skip
     w1 = _inertia.world_omega_gu(q1, L1, Jf)
     _check_step(info.name, q1, w1, Lf, batch, torque is not None)
     return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
 
 
-#: Kernel id, composition coefficients and locked-axis support of each compiled method, for
-#: :func:`_step_one`; composed methods join on first use (:func:`_one_body`).
-_ONE_BODY = {
-    m.name: (m.kernel, _NO_SUBSTEPS, m.locked_axes) for m in REGISTRY if m.kernel is not None
-}
+#: Tag, composition coefficients and locked-axis support of each compiled method, for
+#: :func:`_step_one`, added on first use (:func:`_one_body`).
+_ONE_BODY: dict[str, tuple[Tag, np.ndarray, bool]] = {}
 
 
-def _one_body(method: str) -> tuple[int, np.ndarray, bool] | None:
-    """``_ONE_BODY[method]``, adding a valid composed name; None for anything else."""
+def _one_body(method: str) -> tuple[Tag, np.ndarray, bool] | None:
+    """``_ONE_BODY[method]``, adding a valid name of a compiled method; None for anything
+    else."""
     entry = _ONE_BODY.get(method)
-    if entry is None and ":" in method:
+    if entry is None:
         try:
             info = check_method(method, "method")
         except InputError:
             return None
         if info.kernel is not None:
-            entry = _ONE_BODY[method] = (info.kernel, _substeps(info), info.locked_axes)
+            entry = _ONE_BODY[method] = (*_kernel_args(info), info.locked_axes)
     return entry
 
 
@@ -547,7 +563,14 @@ def _step_one(
     args = model.kernel_args(())  # kept by the model after the first call
     q1 = np.empty(4)
     w1 = np.empty(3)
-    if _k.step_one(kernel[0], kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1):
+    tag = kernel[0]
+    with first_use(
+        (tag, args[0], args[2]), lambda: f"the {method} step of one body ({_torque_label(model)})"
+    ):
+        status = _loops.step_one(
+            tag, kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1
+        )
+    if status:
         return None
     return q1, w1
 
@@ -696,14 +719,12 @@ def simulate(
     qf = _flat(qa, batch, 4).astype(np.float64, copy=False)
     Jf = _flat(Ja, batch, 3).astype(np.float64, copy=False)
     Lf = _flat(_inertia.body_momentum_gu(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
-    kernel = info.kernel
-    if kernel is None:
+    if info.kernel is None:
         # "exact" is exact_split's flow without torque: the compiled loop evaluates it from
         # the initial state at each record (``_exact_flow_block``).
         from tumble.exact import check_phase
 
         _exact_call(check_phase, "dt, steps", Lf, Jf, t.astype(np.float64))
-        kernel = _k.EXACT_SPLIT
     n = qf.shape[0]
     # The kernels are compiled for float64 only (one compilation); float32 is rounded at the end.
     out_q = np.empty((n_rec, n, 4))
@@ -714,12 +735,12 @@ def simulate(
             info, torque, qf, Lf, Jf, dts, n_steps, n_every, batch, dtype, (out_q, *out, out_e)
         )
     else:
-        args = as_model(model).kernel_args(batch)
+        model = as_model(model)
+        args = model.kernel_args(batch)
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
         bad = sum(_over_ranges(
-            _k.simulate_blocks, _k.simulate_custom_blocks, model, -(-n // _k.BLOCK), n,
-            kernel, _substeps(info), qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out,
-            out_e,
+            _loops.simulate_blocks, -(-n // _loops.BLOCK), n, _kernel_args(info, "exact_split"),
+            model, qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out, out_e,
         ))  # fmt: skip
         if bad and n_steps:
             # The first step alone tells an input overflow (an InputError, as in ``step``)
@@ -764,9 +785,8 @@ def _simulate_callable(
     views = [a.reshape((*batch, a.shape[-1])) for a in (q, w)]
     for v in views:
         v.flags.writeable = False
-    parallel = use_parallel(n)
-    loop = _k.step_record_parallel if parallel else _k.step_record_serial
-    _k.record_serial(q, L, J, 0, *out)
+    kernel = _kernel_args(info)
+    _loops.record_all(q, L, J, 0, *out)
     bad = 0
     r = 1
     for s in range(1, steps + 1):
@@ -774,9 +794,10 @@ def _simulate_callable(
         qv, wv = views if dtype == np.float64 else (v.astype(dtype) for v in views)
         tau = _torque_now(torque, t, qv, wv, batch, dtype)
         record = s % every == 0 or s == steps
-        status = loop(
-            info.kernel, _substeps(info), q, L, J, tau, t, dt, r if record else -1, w, *out
-        )
+        status = max(_over_ranges(
+            _loops.step_record, n, n, kernel, None, q, L, J, tau, t, dt, r if record else -1, w,
+            *out,
+        ))  # fmt: skip
         if status:
             if status == 2:
                 raise InputError(

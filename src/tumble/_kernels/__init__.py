@@ -1,8 +1,9 @@
 """Compiled kernels behind tumble's public functions: the one place for numba code.
 
 Every kernel is written once, in plain Python on one element with an explicit output,
-and compiled with the options below (on-disk cache, no fast-math so results match the
-readable formulas to round-off). Public modules validate input and then call in here;
+and compiled with the options below (on-disk cache, keyed to all the package's sources by
+:mod:`tumble._kernels.cache`; no fast-math so results match the readable formulas to
+round-off). Public modules validate input and then call in here;
 nothing in this package validates.
 """
 
@@ -16,6 +17,10 @@ import numba
 from numba import types
 from numba.extending import intrinsic
 
+from tumble._kernels import cache
+
+cache.install()
+
 #: Options for scalar and per-body kernels. ``error_model="numpy"`` makes division by zero
 #: follow IEEE rules (no Python exception inside compiled loops); callers guard the
 #: degenerate cases on purpose.
@@ -26,6 +31,15 @@ njit: Callable[..., Any] = functools.partial(numba.njit, **JIT_OPTIONS)
 
 parallel_njit: Callable[..., Any] = functools.partial(numba.njit, parallel=True, **JIT_OPTIONS)
 """``numba.njit`` with tumble's options and ``prange`` parallel loops."""
+
+OVERLOAD_OPTIONS: Any = {k: v for k, v in JIT_OPTIONS.items() if k != "cache"}
+"""Options for the implementations of ``numba.extending.overload`` (compiled into, and
+cached with, their callers)."""
+
+built_njit: Callable[..., Any] = functools.partial(numba.njit, **{**JIT_OPTIONS, "cache": False})
+"""``numba.njit`` for functions that a factory builds around other kernels (a closure over
+compiled functions): not cached alone, since numba cannot key such a closure across
+processes (numba issue 6264), but compiled into, and cached with, the loop that calls it."""
 
 guvectorize: Callable[..., Any] = functools.partial(numba.guvectorize, nopython=True, cache=True)
 """``numba.guvectorize`` with on-disk caching; broadcasting over leading axes for free."""

@@ -11,6 +11,8 @@ Three decisions are made in this one place:
 * :func:`single_thread` runs a block of parallel kernels on the calling thread only, for
   callers that already run one job per core (sweep workers), serve one body per request
   (the lab), or time a single body (scenarios);
+* :func:`first_use` says, in one log line, what a first call is compiling when that takes
+  long;
 * :func:`flat_operand` gives an argument of a broadcasting flat loop its form, and
   :func:`load`, :func:`load_scalar`, :func:`load3`, :func:`load4`, :func:`store` read and
   write it inside the loop.
@@ -30,10 +32,11 @@ not, which cost ``quat_rotate`` half its speed).
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
@@ -143,6 +146,44 @@ def single_thread() -> Iterator[None]:
             yield
     finally:
         numba.set_num_threads(old)
+
+
+#: A first call still running after this many seconds is compiling (loading a kernel from
+#: numba's cache takes a fraction of a second): :func:`first_use` then logs what.
+COMPILE_NOTICE_SECONDS = 2.0
+
+_LOG = logging.getLogger("tumble")
+_used: set[Hashable] = set()
+
+
+def first_use(key: Hashable, what: Callable[[], str]) -> contextlib.AbstractContextManager[None]:
+    """Around the first call of a compiled kernel for ``key`` in this process: if it runs
+    longer than :data:`COMPILE_NOTICE_SECONDS`, log one INFO line on the ``tumble`` logger,
+    "compiling <what()> ...", while it compiles (not a warning: the wait is expected once,
+    and numba's cache serves later runs). Later calls with the same key cost a set lookup.
+    """
+    if key in _used:
+        return contextlib.nullcontext()
+    return _announce(key, what)
+
+
+@contextlib.contextmanager
+def _announce(key: Hashable, what: Callable[[], str]) -> Iterator[None]:
+    timer = threading.Timer(
+        COMPILE_NOTICE_SECONDS,
+        lambda: _LOG.info(
+            "compiling %s (first use: numba compiles it once and caches it on disk; "
+            "tumble precompile does this ahead of time)",
+            what(),
+        ),
+    )
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        _used.add(key)
 
 
 # --------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ dtype (float32 or float64); the formulas are the per-body ones of
 from __future__ import annotations
 
 from tumble._kernels import FLOAT_TYPES, guvectorize, njit
-from tumble._kernels.rigid import add, constrain, mul, pseudo_inverse, to_body
+from tumble._kernels.rigid.common import add, constrain, mul, pseudo_inverse, to_body
 from tumble._kernels.rotation import cross, dot, qrotate
 
 

@@ -1,0 +1,151 @@
+"""Benchmark: the first call from an empty numba cache, and again with the cache filled.
+
+Each row is one fresh Python process that runs one first call, timed by the process's own
+CPU seconds (user + system of the process and its threads, from ``import`` to the answer),
+first with ``NUMBA_CACHE_DIR`` pointing at a new empty folder (a new user, a new Docker
+image), then a second process on the same, now filled, folder (every later run). Each
+row is the best of ``--rounds`` such pairs; rows run one after another, each with its own
+cache, so none profits from another's compilation. Peers: SciPy's ``Rotation`` and MuJoCo
+(import and a first answer) in the same run, and the bare interpreter.
+
+Goals (issue 26), CPU seconds from an empty cache:
+
+- ``import tumble`` and the first ``quat_rotate``: 2 s;
+- the first ``simulate`` or ``step`` of a first- or second-order method, or of ``rk4``: 5 s;
+- ``splitting:suzuki4`` and the other compositions: 15 s;
+- the first use of a torque structure with one method: 8 s;
+- with the cache filled, each at most 1 s.
+
+Usage: ``tumble bench startup [--rounds R] [--rows NAME,...] [--no-write]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+from _common import machine_line, markdown_table, write_section
+
+STATE = "[1.0, 0.0, 0.0, 0.0], [0.1, 2.0, 0.3], [1.0, 0.5, 0.3]"
+SIMULATE = "from tumble import rigid\nrigid.simulate({state}, 0.01, 10, {method!r}{torque})"
+STEP = "from tumble import rigid\nrigid.step({state}, 0.01, {method!r})"
+GRAVITY = ", torque=torques.gravity(1.0, [0, 0, -9.81], [0, 0, 0.1])"
+
+#: Row name -> (code run in a fresh process, goal in CPU seconds from an empty cache).
+ROWS: dict[str, tuple[str, float]] = {
+    "python -c pass (floor)": ("pass", 0.0),
+    "import tumble": ("import tumble", 2.0),
+    "rotation.quat_rotate, one vector": (
+        "import tumble.rotation as tr\ntr.quat_rotate([1.0, 0, 0, 0], [1.0, 2.0, 3.0])",
+        2.0,
+    ),
+    **{
+        f"rigid.simulate {m}, 10 steps": (SIMULATE.format(state=STATE, method=m, torque=""), 5.0)
+        for m in ("momentum_first", "rk4", "splitting", "jolt", "symmetric_top_split")
+    },
+    "rigid.step splitting, one body": (STEP.format(state=STATE, method="splitting"), 5.0),
+    **{
+        f"rigid.simulate {m}, 10 steps": (SIMULATE.format(state=STATE, method=m, torque=""), 15.0)
+        for m in ("splitting:suzuki4", "symmetric_top_split:kahanli6")
+    },
+    "rigid.simulate splitting, gravity model": (
+        "from tumble import torques\n"
+        + SIMULATE.format(state=STATE, method="splitting", torque=GRAVITY),
+        8.0,
+    ),
+    "SciPy Rotation.apply, one vector (peer)": (
+        "from scipy.spatial.transform import Rotation\n"
+        "Rotation.from_quat([0, 0, 0, 1.0]).apply([1.0, 2.0, 3.0])",
+        0.0,
+    ),
+    "MuJoCo mj_step, free body (peer)": (
+        "import mujoco\n"
+        "m = mujoco.MjModel.from_xml_string('<mujoco><worldbody><body><freejoint/>"
+        '<geom size="0.1"/></body></worldbody></mujoco>\')\n'
+        "d = mujoco.MjData(m)\nmujoco.mj_step(m, d)",
+        0.0,
+    ),
+}
+
+WARM_GOAL = 1.0
+
+
+def _cpu_seconds(code: str, cache: str) -> float | None:
+    """CPU seconds (user + system) of a fresh process running ``code`` with numba's cache
+    in ``cache``; None if it failed (a peer that is not installed)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        return None
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(code: str, rounds: int) -> tuple[float | None, float | None]:
+    """Best cold and warm CPU seconds of ``code`` over ``rounds`` fresh caches."""
+    cold: list[float] = []
+    warm: list[float] = []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory(prefix="tumble-bench-startup-") as cache:
+            first = _cpu_seconds(code, cache)
+            if first is None:
+                return None, None
+            cold.append(first)
+            second = _cpu_seconds(code, cache)
+            if second is not None:
+                warm.append(second)
+    return min(cold), (min(warm) if warm else None)
+
+
+def _fmt(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds:.2f} s"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tumble bench startup", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=1, help="cold/warm pairs per row (1)")
+    parser.add_argument("--rows", default="", help="comma-separated row names (default: all)")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    chosen = [r.strip() for r in args.rows.split(",") if r.strip()] or list(ROWS)
+    unknown = [r for r in chosen if r not in ROWS]
+    if unknown:
+        parser.error(f"unknown rows {unknown}; choose from {list(ROWS)}")
+    rows = []
+    for name in chosen:
+        code, goal = ROWS[name]
+        cold, warm = measure(code, args.rounds)
+        if goal:
+            met = cold is not None and warm is not None and cold <= goal and warm <= WARM_GOAL
+            verdict = f"{goal:g} s / {WARM_GOAL:g} s: {'met' if met else 'MISSED'}"
+        else:
+            verdict = "(reference)"
+        rows.append([name, _fmt(cold), _fmt(warm), verdict])
+        print(f"{name}: empty cache {_fmt(cold)}, filled {_fmt(warm)} {verdict}", flush=True)
+    body = "\n\n".join(
+        [
+            "### Start-up: the first call from an empty numba cache (`tumble bench startup`)",
+            "CPU seconds (user + system) of a fresh process that imports and makes one first "
+            "call, with `NUMBA_CACHE_DIR` a new empty folder, then of a second process on the "
+            f"filled folder; best of {args.rounds} pair(s) per row, each row with its own "
+            "cache. Goals: empty cache / filled cache.",
+            markdown_table(["first call", "empty cache", "filled cache", "goal"], rows),
+            machine_line(),
+        ]
+    )
+    print(body)
+    if not args.no_write:
+        write_section("startup", body)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

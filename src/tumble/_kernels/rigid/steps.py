@@ -1,0 +1,225 @@
+"""First-order rigid-body steps: ``(q0, L_b0, J, I, tau_b, h) -> (q1, L_b1)``.
+
+Each step follows ``shared/reference/rigid-body-integrators.md`` on the body state: ``q``
+the body-to-world unit quaternion, ``L_b`` the body-frame angular momentum (``omega = R J
+L_b`` is derived), ``J`` the principal inverse moments and ``I`` their pseudo-inverse,
+``tau_b`` the body-frame torque held over the step (taken at its start). A step maps
+``(q0, L_b0)`` to ``(q1, L_b1)`` such that ``(q1, R1 J L_b1)`` is the state the method's own
+algorithm produces, so a velocity-form method and a momentum-form method share one loop.
+Each is registered under its method's name (:func:`tumble._kernels.rigid.table.held`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from tumble._kernels import njit
+from tumble._kernels.kinematics import magnus_omega
+from tumble._kernels.rigid.common import (
+    add,
+    advance_attitude,
+    axpy,
+    energy_factor,
+    j_prime,
+    mul,
+    scale,
+    to_body,
+    turn,
+)
+from tumble._kernels.rigid.table import held
+from tumble._kernels.rotation import (
+    cayley_rotate,
+    cross,
+    dot,
+    qconj,
+    qmul,
+    qnormalize,
+    qrotate,
+    rotvec_to_q,
+)
+
+
+@held("explicit")
+@njit
+def step_explicit(q, L, J, I, tb, h):
+    """Forward Euler on omega (engine form), then ``R1 = Q(omega1 h) R0``.
+
+    ``omega1 = omega0 + h J_w (tau - omega0 × L0)``; in the body frame at ``R0``:
+    ``L1 = L0 + h (tau_b - k)``. ``R1`` turns about ``omega1``, which leaves ``omega1``'s
+    body components unchanged, so the new body momentum is ``L1``.
+    """
+    k = cross(mul(J, L), L)
+    L1 = (L[0] + h * (tb[0] - k[0]), L[1] + h * (tb[1] - k[1]), L[2] + h * (tb[2] - k[2]))
+    return advance_attitude(q, mul(J, L1), h), L1
+
+
+@held("none")
+@njit
+def step_none(q, L, J, I, tb, h):
+    """No gyroscopic term: ``omega1 = omega0 + h J_w tau``, ``R1 = Q(omega1 h) R0``."""
+    L1 = axpy(L, h, tb)
+    return advance_attitude(q, mul(J, L1), h), L1
+
+
+@held("jolt")
+@njit
+def step_jolt(q, L, J, I, tb, h):
+    """Jolt's code: body-frame Euler step of ``L`` rescaled to ``|L0|``, then torque, rotate.
+
+    ``L' = L0 - h (omega_b × L0)``, ``L' <- L' |L0|/|L'|`` (0 if ``L' = 0``),
+    ``omega <- R0 J L' + h J_w tau`` (Jolt applies the torque after the gyroscopic update),
+    ``R1 = Q(omega h) R0``.
+    """
+    Lp = axpy(L, -h, cross(mul(J, L), L))
+    n2 = dot(Lp, Lp)
+    Lp = scale(Lp, math.sqrt(dot(L, L) / n2)) if n2 > 0.0 else (0.0, 0.0, 0.0)
+    L1 = axpy(Lp, h, tb)
+    return advance_attitude(q, mul(J, L1), h), L1
+
+
+@held("naive_rotation")
+@njit
+def step_naive_rotation(q, L, J, I, tb, h):
+    """The blog's naive rotation: ``L1 = Q(-omega0 h) L0`` (body), torque,
+    ``R1 = Q(omega1 h) R0``."""
+    Lr = turn(L, scale(mul(J, L), -h))
+    L1 = axpy(Lr, h, tb)
+    return advance_attitude(q, mul(J, L1), h), L1
+
+
+@held("jolt_rotation")
+@njit
+def step_jolt_rotation(q, L, J, I, tb, h):
+    """Jolt in rotation form: ``L1 = Q(-Omega h) L0`` with ``Omega = (J - J_L) L0``."""
+    jl = energy_factor(L, J)
+    w = mul(J, L)
+    Om = (w[0] - jl * L[0], w[1] - jl * L[1], w[2] - jl * L[2])
+    Lr = turn(L, scale(Om, -h))
+    L1 = axpy(Lr, h, tb)
+    return advance_attitude(q, mul(J, L1), h), L1
+
+
+@njit(inline="always")
+def _modified_omega(q, L, J, tb, h):
+    """Shared start of modified Jolt and momentum-first: ``L'``, ``J'`` and ``Omega`` (body)."""
+    Lp = axpy(L, h, tb)
+    w = mul(J, Lp)
+    jp = j_prime(w, Lp, J)
+    Om = (w[0] - jp * Lp[0], w[1] - jp * Lp[1], w[2] - jp * Lp[2])
+    return Lp, jp, Om
+
+
+@held("modified_jolt")
+@njit(inline="always")
+def step_modified_jolt(q, L, J, I, tb, h):
+    """Modified Jolt (reference 2.10, body form): ``L1 = Q(-Omega h) L'``,
+    ``R1 = Q(omega1 h) R0``."""
+    Lp, _, Om = _modified_omega(q, L, J, tb, h)
+    L1 = turn(Lp, scale(Om, -h))
+    return advance_attitude(q, mul(J, L1), h), L1
+
+
+@held("modified_jolt_cayley")
+@njit(inline="always")
+def step_modified_jolt_cayley(q, L, J, I, tb, h):
+    """Modified Jolt with the trig-free Cayley rotation of ``L`` (angle ``2 atan(|Omega|h/2)``)."""
+    Lp, _, Om = _modified_omega(q, L, J, tb, h)
+    L1 = cayley_rotate(Lp, scale(Om, -h))
+    return advance_attitude(q, mul(J, L1), h), L1
+
+
+@held("momentum_first")
+@njit(inline="always")
+def step_momentum_first(q, L, J, I, tb, h):
+    """Momentum-first (reference 2.10): ``R1 = Q(J' L' h) Q(Omega h) R0``.
+
+    In the body frame ``Q(a_w) R0 = R0 Q(a_b)``, so ``q1 = q0 ⊗ exp(J' L'_b h/2) ⊗
+    exp(Omega_b h/2)``: first ``Omega``, then the precession about ``L'``. ``L_w`` is
+    untouched, so ``L_b1 = R1ᵀ L'_w = Q(-Omega_b h) L'_b``.
+    """
+    Lp, jp, Om = _modified_omega(q, L, J, tb, h)
+    r = rotvec_to_q(scale(Om, h))
+    q1 = qmul(qmul(q, rotvec_to_q(scale(Lp, jp * h))), r)
+    # Q(-Omega h) is the conjugate of r bit for bit: one exponential serves both updates.
+    L1 = qrotate(qconj(r), Lp)
+    return qnormalize(q1), L1
+
+
+@njit
+def catto_residual(w, w1, I, h):
+    """Implicit Euler residual in the body frame: ``f(w) = I (w - w1) + h w × (I w)``."""
+    Iw = mul(I, w)
+    c = cross(w, Iw)
+    return (
+        I[0] * (w[0] - w1[0]) + h * c[0],
+        I[1] * (w[1] - w1[1]) + h * c[1],
+        I[2] * (w[2] - w1[2]) + h * c[2],
+    )
+
+
+@njit
+def catto_jacobian(w, I, h):
+    """``df/dw = I + h ([w]× I - [I w]×)`` as a row-major 9-tuple."""
+    a = mul(I, w)
+    # [w]× I has columns w × (I_j e_j); [a]× is the cross-product matrix of a = I w.
+    return (
+        I[0],
+        h * (-w[2] * I[1] + a[2]),
+        h * (w[1] * I[2] - a[1]),
+        h * (w[2] * I[0] - a[2]),
+        I[1],
+        h * (-w[0] * I[2] + a[0]),
+        h * (-w[1] * I[0] + a[1]),
+        h * (w[0] * I[1] - a[0]),
+        I[2],
+    )
+
+
+@njit
+def solve3(m, b):
+    """Solve the 3x3 system ``m x = b`` (row-major ``m``) by the adjugate (Cramer)."""
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = m
+    c00 = m11 * m22 - m12 * m21
+    c01 = m12 * m20 - m10 * m22
+    c02 = m10 * m21 - m11 * m20
+    det = m00 * c00 + m01 * c01 + m02 * c02
+    inv = 1.0 / det
+    x0 = (c00 * b[0] + (m02 * m21 - m01 * m22) * b[1] + (m01 * m12 - m02 * m11) * b[2]) * inv
+    x1 = (c01 * b[0] + (m00 * m22 - m02 * m20) * b[1] + (m02 * m10 - m00 * m12) * b[2]) * inv
+    x2 = (c02 * b[0] + (m01 * m20 - m00 * m21) * b[1] + (m00 * m11 - m01 * m10) * b[2]) * inv
+    return (x0, x1, x2)
+
+
+@held("implicit")
+@njit
+def step_implicit(q, L, J, I, tb, h):
+    """Catto's implicit Euler in the body frame, one Newton step (Bullet ``_Body``).
+
+    ``w2 = w1 - Jac(w1)⁻¹ f(w1)`` with ``f(w1) = h w1 × (I w1)``; then the torque impulse
+    ``h J_w tau`` and ``R1 = Q(omega1 h) R0``. Needs ``I = J⁻¹`` (no zero inverse moment).
+    """
+    w1 = mul(J, L)
+    f = catto_residual(w1, w1, I, h)
+    dw = solve3(catto_jacobian(w1, I, h), f)
+    w2 = (w1[0] - dw[0], w1[1] - dw[1], w1[2] - dw[2])
+    L1 = axpy(mul(I, w2), h, tb)
+    return advance_attitude(q, mul(J, L1), h), L1
+
+
+@held("magnus")
+@njit
+def step_magnus(q, L, J, I, tb, h):
+    """Explicit angular acceleration, orientation by the order-2 Magnus expansion (world).
+
+    ``alpha = J_w (tau - omega0 × L0)`` held over the step, ``omega1 = omega0 + h alpha``,
+    ``R1 = Q(Omega) R0`` with ``Omega = ½(omega0 + omega1) h + (h²/12) omega1 × omega0``.
+    ``R1`` does not turn about ``omega1`` here, so ``L_b1 = I R1ᵀ omega1``.
+    """
+    wb = mul(J, L)
+    ab = mul(J, add(tb, cross(L, wb)))
+    w = qrotate(q, wb)
+    a = qrotate(q, ab)
+    Om = magnus_omega(w, a, h, 2)
+    q1 = qnormalize(qmul(rotvec_to_q(Om), q))
+    w1 = axpy(w, h, a)
+    return q1, mul(I, to_body(q1, w1))
