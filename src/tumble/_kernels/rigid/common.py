@@ -101,12 +101,12 @@ def j_prime(w, L, J):
     return energy_factor(L, J)
 
 
-@njit
+@njit(inline="always")
 def load4(a, b):
     return (float(a[b, 0]), float(a[b, 1]), float(a[b, 2]), float(a[b, 3]))
 
 
-@njit
+@njit(inline="always")
 def load3(a, b):
     return (float(a[b, 0]), float(a[b, 1]), float(a[b, 2]))
 
@@ -116,6 +116,8 @@ def record(r, b, q, L, J, q_out, w_out, Lw_out, Lb_out, E_out):
     """Write record ``r`` of body ``b``: ``q``, world ``omega`` and ``L``, ``L_b``, energy.
 
     Returns 1 if the record is not finite (its ``q``, ``omega`` or energy), else 0.
+    Compiled once, shared by every loop: callers pass ``r`` as an ``int64`` (a literal
+    index would compile a specialisation of its own).
     """
     w = mul(J, L)
     ww = qrotate(q, w)

@@ -27,13 +27,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from numba import types
 from numba.extending import overload
 
 from tumble._kernels import OVERLOAD_OPTIONS, built_njit
 from tumble._kernels.rigid.common import constrain
 from tumble._kernels.rigid.table import Kernel, TagType
 from tumble._kernels.rotation import qnormalize
-from tumble._kernels.torques import body_torque, kick, no_torque
+from tumble._kernels.torques import body_torque, kick
 
 
 def advance(method, gamma, q, L, J, I, model, b, t, h):
@@ -46,24 +47,42 @@ def advance(method, gamma, q, L, J, I, model, b, t, h):
 def _advance(method, gamma, q, L, J, I, model, b, t, h):
     if not isinstance(method, TagType):
         return None
-    return implementation(method.kernel, method.composed)
+    return implementation(method.kernel, method.composed, torque_free(model))
+
+
+def torque_free(model: Any) -> bool:
+    """Whether the numba type of a model ``(kinds, P, fn)`` is the model without torque."""
+    return isinstance(model[0], types.NoneType) and isinstance(model[2], types.NoneType)
 
 
 @functools.cache
-def implementation(kernel: Kernel, composed: bool) -> Callable[..., Any]:
-    """The Python body of :func:`advance` for ``kernel``, plain or composed (built once)."""
+def implementation(kernel: Kernel, composed: bool, free_body: bool) -> Callable[..., Any]:
+    """The Python body of :func:`advance` for ``kernel``, plain or composed, for a model
+    without torque (``free_body``: no torque code is compiled at all) or with one (built
+    once each)."""
     if kernel.form == "held":
-        return _held(kernel.step)
+        return _held(kernel.step, free_body)
     if kernel.form == "staged":
         return _staged(kernel.step)
     free = split_pieces(kernel)[0] if kernel.form == "split" else kernel.step
+    strang = _free_flow(free) if free_body else _strang(free)
     if not composed:
-        return _plain(_strang(free))
-    merged = _merged_splitting(kernel) if kernel.form == "split" else _merged_kicks(free)
-    return _composed(_strang(free), merged)
+        return _plain(strang)
+    if kernel.form == "split":
+        merged = _merged_splitting(kernel, free_body)
+    else:
+        merged = _stages(free) if free_body else _merged_kicks(free)
+    return _composed(strang, merged)
 
 
-def _held(step: Callable[..., Any]) -> Callable[..., Any]:
+def _held(step: Callable[..., Any], free_body: bool) -> Callable[..., Any]:
+    if free_body:
+
+        def advance_free(method, gamma, q, L, J, I, model, b, t, h):
+            return step(q, constrain(L, J), J, I, (0.0, 0.0, 0.0), h)
+
+        return advance_free
+
     def advance_held(method, gamma, q, L, J, I, model, b, t, h):
         L = constrain(L, J)
         kinds, P, fn = model
@@ -94,6 +113,16 @@ def _strang(free: Callable[..., Any]) -> Callable[..., Any]:
     return strang
 
 
+def _free_flow(free: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`_strang` without torque: the kicks are identities, so the flow alone."""
+
+    @built_njit(inline="always")
+    def flow(q, L, J, I, model, b, t, h):
+        return free(q, L, J, I, h)
+
+    return flow
+
+
 def _plain(strang: Callable[..., Any]) -> Callable[..., Any]:
     def advance_symmetric(method, gamma, q, L, J, I, model, b, t, h):
         return strang(q, constrain(L, J), J, I, model, b, t, h)
@@ -115,6 +144,18 @@ def _composed(strang: Callable[..., Any], merged: Callable[..., Any]) -> Callabl
         return q, L
 
     return advance_composed
+
+
+def _stages(free: Callable[..., Any]) -> Callable[..., Any]:
+    """The composition without torque: the free flows of the stages in turn."""
+
+    @built_njit
+    def stages(gamma, q, L, J, I, model, b, t, h):
+        for g in gamma:
+            q, L = free(q, L, J, I, g * h)
+        return q, L
+
+    return stages
 
 
 def _merged_kicks(free: Callable[..., Any]) -> Callable[..., Any]:
@@ -159,18 +200,19 @@ def split_pieces(kernel: Kernel) -> tuple[Callable[..., Any], Callable[..., Any]
     return free, stage
 
 
-def _merged_splitting(kernel: Kernel) -> Callable[..., Any]:
+def _merged_splitting(kernel: Kernel, free_body: bool) -> Callable[..., Any]:
     """The composition of a splitting with the kicks merged (each stage ``O ∘ I ∘ O``
     between them, the pairing found once, one normalisation at the end); without torque
-    the outer flows that meet between stages merged too, ``O((γ_i + γ_{i+1}) h/2)``:
-    ``s - 1`` fewer outer flows in ``s`` stages (``splitting:suzuki4``: 21 axis flows
-    instead of 25). The flows stay in :func:`split_pieces`' functions, compiled once:
-    inlining them here multiplied the compile time of each new torque structure by five."""
+    (``free_body``) no kicks, and the outer flows that meet between stages merged,
+    ``O((γ_i + γ_{i+1}) h/2)``: ``s - 1`` fewer outer flows in ``s`` stages
+    (``splitting:suzuki4``: 21 axis flows instead of 25). With torque, the stages stay in
+    :func:`split_pieces`' functions, compiled once: inlining them here multiplied the
+    compile time of each new torque structure by five."""
     outer, inner, pairing = kernel.outer, kernel.inner, kernel.pairing
     stage = split_pieces(kernel)[1]
 
     @built_njit
-    def stages(gamma, q, L, J, h):
+    def stages(gamma, q, L, J, I, model, b, t, h):
         p = pairing(J)
         n = gamma.shape[0]
         q, L = outer(q, L, J, p, 0.5 * gamma[0] * h)
@@ -180,11 +222,12 @@ def _merged_splitting(kernel: Kernel) -> Callable[..., Any]:
             q, L = outer(q, L, J, p, 0.5 * (gamma[i] + after) * h)
         return qnormalize(q), L
 
+    if free_body:
+        return stages
+
     @built_njit
     def composed_splitting(gamma, q, L, J, I, model, b, t, h):
         kinds, P, fn = model
-        if no_torque(kinds, fn):
-            return stages(gamma, q, L, J, h)
         p = pairing(J)
         c = 0.0
         before = 0.0

@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import types
 from numba.extending import overload
 
 from tumble._kernels import OVERLOAD_OPTIONS, njit
@@ -41,7 +40,7 @@ from tumble._kernels.rigid.common import (
     record,
     to_body,
 )
-from tumble._kernels.rigid.compose import advance
+from tumble._kernels.rigid.compose import advance, torque_free
 from tumble._kernels.rigid.table import TagType
 from tumble._kernels.rotation import qrotate
 from tumble._kernels.torques import CONSTANT_WORLD, kinds_of
@@ -56,6 +55,9 @@ from tumble._kernels.torques import CONSTANT_WORLD, kinds_of
 #: gained nothing.
 BLOCK = 64
 
+#: The index of the first record, an ``int64`` rather than a literal (see ``record``).
+FIRST = np.int64(0)
+
 #: ``kinds`` of a model that is one constant world torque per body (the callable path).
 HELD_TORQUE = kinds_of((CONSTANT_WORLD,))
 
@@ -67,19 +69,14 @@ def simulate_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
     raise NotImplementedError("simulate_block runs in compiled code only")  # pragma: no cover
 
 
-def _torque_free(model: Any) -> bool:
-    """Whether the numba type of a model ``(kinds, P, fn)`` is the model without torque."""
-    return isinstance(model[0], types.NoneType) and isinstance(model[2], types.NoneType)
-
-
 @overload(simulate_block, jit_options=OVERLOAD_OPTIONS)
 def _simulate_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
     if not isinstance(method, TagType):
         return None
     kernel = method.kernel
-    if kernel.exact and _torque_free(model):
+    if kernel.exact and torque_free(model):
         return _exact_flow_block
-    return _stepping_block(kernel.symmetric and _torque_free(model))
+    return _stepping_block(kernel.symmetric and torque_free(model))
 
 
 def _stepping_block(carry: bool) -> Callable[..., Any]:
@@ -117,7 +114,7 @@ def _stepping_block(carry: bool) -> Callable[..., Any]:
                 S[7 + c, i] = Jb[c]
                 S[10 + c, i] = Ib[c]
                 S[13 + c, i] = Lw[c]
-            bad += record(0, b, q, load3(L0, b), Jb, q_out, w_out, Lw_out, Lb_out, E_out)
+            bad += record(FIRST, b, q, load3(L0, b), Jb, q_out, w_out, Lw_out, Lb_out, E_out)
         r = 1
         for s in range(1, steps + 1):
             t = (s - 1) * h
@@ -163,6 +160,7 @@ def _exact_flow_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out)
     phase with them (measured on the peer body, ``dt = 0.1``, 10⁴ steps:
     ``exact_split:suzuki4`` 4e-12 rad from ``exact``; 1e-10 rad 1e-3 from the separatrix).
     """
+    q_out, w_out, Lw_out, Lb_out, E_out = out
     m = min(BLOCK, q0.shape[0] - b0)
     bad = 0
     for i in range(m):
@@ -170,13 +168,14 @@ def _exact_flow_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out)
         Jb = load3(J, b)
         q = load4(q0, b)
         L = load3(L0, b)
-        bad += record(0, b, q, L, Jb, *out)
+        bad += record(FIRST, b, q, L, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
         f, sc = prepare_scaled(q, L, Jb)
         r = 1
         # Records at every, 2 every, ... and at the final step.
         for s in range(every, steps + every, every):
             q1, L1 = evaluate_scaled(f, sc, min(s, steps) * h)
-            bad += record(r, b, q1, constrain(L1, Jb), Jb, *out)
+            L1 = constrain(L1, Jb)
+            bad += record(r, b, q1, L1, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
             r += 1
     return bad
 
