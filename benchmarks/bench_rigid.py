@@ -237,8 +237,8 @@ def c_source() -> str:
     """The C reference with tumble's polynomial coefficients filled in (exact repr)."""
     return (
         C_SOURCE.replace("SMALL_ANGLE_SQ", repr(_rot.SMALL_ANGLE_SQ))
-        .replace("COS_P", ", ".join(map(repr, _rot._COS_P)))
-        .replace("SINC_S", ", ".join(map(repr, _rot._SINC_S)))
+        .replace("COS_P", ", ".join(map(repr, _rot.COS_P)))
+        .replace("SINC_S", ", ".join(map(repr, _rot.SINC_S)))
     )
 
 

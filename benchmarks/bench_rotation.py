@@ -185,10 +185,10 @@ void rotvec_to_quat(long n, const double *phi, double *out) {
 }
 """
 for _name, _value in {
-    "@COS_P@": ", ".join(repr(c) for c in _rk._COS_P),
-    "@SINC_S@": ", ".join(repr(c) for c in _rk._SINC_S),
+    "@COS_P@": ", ".join(repr(c) for c in _rk.COS_P),
+    "@SINC_S@": ", ".join(repr(c) for c in _rk.SINC_S),
     "@SMALL_ANGLE_SQ@": repr(_rk.SMALL_ANGLE_SQ),
-    "@SCALED_ABOVE@": repr(_rk._SCALED_ABOVE),
+    "@SCALED_ABOVE@": repr(_rk.SCALED_ABOVE),
 }.items():
     C_SOURCE = C_SOURCE.replace(_name, _value)
 C_FLAGS = ("-O3", "-march=native")

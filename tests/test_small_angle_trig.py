@@ -1,8 +1,8 @@
-"""Accuracy of the polynomial ``cos t`` and ``sin(t)/t`` behind ``qexp``, ``_sinc`` and
+"""Accuracy of the polynomial ``cos t`` and ``sin(t)/t`` behind ``qexp``, ``sinc`` and
 ``sincos``.
 
 Below ``SMALL_ANGLE`` (pi/4) the kernels use Taylor polynomials in ``t²`` instead of libm;
-above it ``qexp`` and ``_sinc`` call libm, and ``sincos`` first reduces by multiples of pi/2
+above it ``qexp`` and ``sinc`` call libm, and ``sincos`` first reduces by multiples of pi/2
 (libm only beyond ``SINCOS_REDUCED_MAX``). The oracles: long-double (x87, 64-bit
 significand) ``sin``/``cos``, about 2000 times finer than a float64 ulp, libm through
 ``math``, and mpmath. Errors are in float64 ulps of the true value.
@@ -20,9 +20,9 @@ from tumble._kernels.rotation import (
     SHORT_ANGLE,
     SINCOS_REDUCED_MAX,
     SMALL_ANGLE,
-    _sinc,
     cos_sinc_small,
     qexp,
+    sinc,
     sincos,
 )
 
@@ -64,7 +64,7 @@ def _qexp_rows(x: np.ndarray) -> np.ndarray:
 def _sinc_rows(t: np.ndarray) -> np.ndarray:
     out = np.empty(t.size)
     for i in range(t.size):
-        out[i] = _sinc(t[i])
+        out[i] = sinc(t[i])
     return out
 
 
@@ -89,11 +89,11 @@ def test_polynomials_within_one_ulp_of_long_double() -> None:
     c, s = _evaluate(t)
     tl = t.astype(np.longdouble)
     with np.errstate(invalid="ignore", divide="ignore"):
-        sinc = np.where(tl > 0, np.sin(tl) / tl, np.longdouble(1))
+        sinc_true = np.where(tl > 0, np.sin(tl) / tl, np.longdouble(1))
     assert np.all(np.isfinite(c))
     assert np.all(np.isfinite(s))
     assert _ulps(c, np.cos(tl)).max() <= POLY_ULP
-    assert _ulps(s, sinc).max() <= POLY_ULP
+    assert _ulps(s, sinc_true).max() <= POLY_ULP
 
 
 def test_polynomials_agree_with_libm() -> None:

@@ -21,14 +21,29 @@ import numpy as np
 from tumble._kernels import FLOAT_TYPES, njit
 
 
-@numba.vectorize([f"{t}({t}, {t}, {t}, {t})" for t in FLOAT_TYPES], nopython=True, cache=True)
 def _lincomb2(ca, pa, cb, pb):
     return ca * pa + cb * pb
 
 
-lincomb2: np.ufunc = _lincomb2.ufunc
+lincomb2: np.ufunc
 """``ca * pa + cb * pb`` elementwise: the NumPy ufunc itself, without numba's Python-level
-dispatch wrapper (which costs microseconds per call)."""
+dispatch wrapper (which costs microseconds per call). Built with both float loops when
+first imported (:func:`__getattr__`), not when this module is."""
+
+
+def __getattr__(name: str) -> Any:
+    """``lincomb2``, compiled on first access (on-disk cache) rather than at import.
+
+    Both loops at once: NumPy picks the loop from all four operands (Python scalars,
+    coefficients and partials of either type), and only with both present does it pick
+    the one it would pick for the same operands later.
+    """
+    if name != "lincomb2":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    signatures = [f"{t}({t}, {t}, {t}, {t})" for t in FLOAT_TYPES]
+    ufunc = numba.vectorize(signatures, nopython=True, cache=True)(_lincomb2).ufunc
+    globals()["lincomb2"] = ufunc
+    return ufunc
 
 
 @njit

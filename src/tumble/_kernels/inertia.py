@@ -9,13 +9,9 @@ dtype (float32 or float64); the formulas are the per-body ones of
 
 from __future__ import annotations
 
-from tumble._kernels import FLOAT_TYPES, guvectorize, njit
+from tumble._kernels import guvectorize, njit
 from tumble._kernels.rigid.common import add, constrain, mul, pseudo_inverse, to_body
 from tumble._kernels.rotation import cross, dot, qrotate
-
-
-def _sigs(n: int) -> list[str]:
-    return [f"void({', '.join([f'{t}[:]'] * n)})" for t in FLOAT_TYPES]
 
 
 @njit
@@ -43,26 +39,26 @@ def acceleration(tau, w, q, J):
     return qrotate(q, ab)
 
 
-@guvectorize(_sigs(4), "(n),(m),(m)->(m)")
+@guvectorize("(n),(m),(m)->(m)")
 def angular_momentum_gu(q, w, J, out):
     qt = _tup4(q)
     L = qrotate(qt, body_momentum(qt, _tup3(w), _tup3(J)))
     out[0], out[1], out[2] = L[0], L[1], L[2]
 
 
-@guvectorize(_sigs(4), "(n),(m),(m)->()")
+@guvectorize("(n),(m),(m)->()")
 def energy_gu(q, w, J, out):
     wt = _tup3(w)
     out[0] = 0.5 * dot(to_body(_tup4(q), wt), body_momentum(_tup4(q), wt, _tup3(J)))
 
 
-@guvectorize(_sigs(5), "(m),(m),(n),(m)->(m)")
+@guvectorize("(m),(m),(n),(m)->(m)")
 def angular_acceleration_gu(tau, w, q, J, out):
     a = acceleration(_tup3(tau), _tup3(w), _tup4(q), _tup3(J))
     out[0], out[1], out[2] = a[0], a[1], a[2]
 
 
-@guvectorize([f"void({t}[:], {t}[:], {t}[:, :])" for t in FLOAT_TYPES], "(n),(m)->(m,m)")
+@guvectorize("(n),(m)->(m,m)")
 def world_inverse_inertia_gu(q, J, out):
     qt = _tup4(q)
     Jt = _tup3(J)
@@ -73,13 +69,13 @@ def world_inverse_inertia_gu(q, J, out):
         out[0, j], out[1, j], out[2, j] = c[0], c[1], c[2]
 
 
-@guvectorize(_sigs(4), "(n),(m),(m)->(m)")
+@guvectorize("(n),(m),(m)->(m)")
 def body_momentum_gu(q, w, J, out):
     L = body_momentum(_tup4(q), _tup3(w), _tup3(J))
     out[0], out[1], out[2] = L[0], L[1], L[2]
 
 
-@guvectorize(_sigs(4), "(n),(m),(m)->(m)")
+@guvectorize("(n),(m),(m)->(m)")
 def world_omega_gu(q, L, J, out):
     qt = _tup4(q)
     Jt = _tup3(J)
