@@ -120,3 +120,20 @@ def test_regression_record_steps_near_int64_max_does_not_wrap():
     big = 2**63 - 1
     assert record_steps(big, big - 1).tolist() == [0, big - 1, big]
     assert record_steps(big, big).tolist() == [0, big]
+
+
+@pytest.mark.parametrize(
+    ("records", "bodies", "name"),
+    [
+        (slice(None, None, 0), None, "records"),  # NumPy's ValueError
+        (slice(None), 2**63, "bodies"),  # OverflowError converting to C long
+        (slice(None), slice(None, None, 0), "bodies"),
+        (slice(None), -(2**63) - 1, "bodies"),
+        (2**63, None, "records"),
+    ],
+)
+def test_regression_take_turns_numpys_value_and_overflow_errors_into_named_ones(
+    records, bodies, name
+):
+    with pytest.raises(InputError, match=rf"^{name}: expected "):
+        _batch().take(records, bodies)

@@ -162,19 +162,20 @@ def _times(t: ArrayLike) -> np.ndarray:
 
 
 def _solve(
-    q: np.ndarray, Lb: np.ndarray, J: np.ndarray, t: np.ndarray
+    q: np.ndarray, Lb: np.ndarray, J: np.ndarray, t: np.ndarray, names: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """``q(t)`` (nt, nb, 4) and world ``omega(t)`` (nt, nb, 3) from ``(q, L_b)``, float64.
 
     The kernels write straight into the outputs (no temporaries per pair), after the
-    resource check on their size.
+    resource check on their size. ``names``: the caller's arguments, named if a result is
+    not finite (the kernels flag it; validated input never gives one).
     """
     nt, nb = t.shape[0], q.shape[0]
     check_memory(nt * nb * 7 * 8, "t", f"{nt} times x {nb} bodies of states")
     q_out = np.empty((nt, nb, 4))
     w_out = np.empty((nt, nb, 3))
     solve = kernels.solve_parallel if use_parallel(nt * nb) else kernels.solve_serial
-    solve(
+    bad = solve(
         np.ascontiguousarray(q),
         np.ascontiguousarray(Lb),
         np.ascontiguousarray(J),
@@ -182,7 +183,23 @@ def _solve(
         q_out,
         w_out,
     )
+    if bad:
+        raise InputError(
+            f"{names}: the exact motion of {bad} bodies is not finite in float64 (a bug: "
+            "validated input has a finite solution; please report these values)"
+        )
     return q_out, w_out
+
+
+def _in_dtype(x: np.ndarray, shape: tuple[int, ...], dtype: np.dtype, names: str) -> np.ndarray:
+    """The float64 result ``x`` (n, ..., k) reshaped to ``shape + (k,)`` in ``dtype``; a
+    value beyond float32's range (an angular velocity up to ``J_max |L|``, which may exceed
+    ``|omega0|``) raises naming ``names``."""
+    with np.errstate(over="ignore"):
+        out = x.reshape(shape + x.shape[-1:]).astype(dtype, copy=False)
+    if out.dtype != x.dtype and not np.all(np.isfinite(out)):
+        raise InputError(f"{names}: too large, the motion leaves the float32 range")
+    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -249,10 +266,10 @@ def torque_free(
     q, Lb, J, batch, dtype = _prepare(q0, omega0, inv_inertia)
     tt = _times(t)
     check_phase(Lb, J, tt)
-    qt, wt = _solve(q, Lb, J, tt.ravel())
-    return (
-        qt.reshape(tt.shape + batch + (4,)).astype(dtype, copy=False),
-        wt.reshape(tt.shape + batch + (3,)).astype(dtype, copy=False),
+    names = "q0, omega0, inv_inertia, t"
+    qt, wt = _solve(q, Lb, J, tt.ravel(), names)
+    return _in_dtype(qt, tt.shape + batch, dtype, names), _in_dtype(
+        wt, tt.shape + batch, dtype, names
     )
 
 
@@ -288,11 +305,16 @@ def torque_free_from_momentum(
     -------
     q : ndarray, shape (nt, ..., 4)
     omega : ndarray, shape (nt, ..., 3)
-        World angular velocity; float64.
+        World angular velocity. Computed in float64; the dtype of ``q0``, ``L_body0`` and
+        ``inv_inertia`` combined, as in :func:`torque_free`.
     """
-    q = as_float_array(q0, "q0", (4,)).astype(np.float64)
-    Lb = as_float_array(L_body0, "L_body0", (3,)).astype(np.float64)
-    J = as_float_array(inv_inertia, "inv_inertia", (3,)).astype(np.float64)
+    arrays = (
+        as_float_array(q0, "q0", (4,)),
+        as_float_array(L_body0, "L_body0", (3,)),
+        as_float_array(inv_inertia, "inv_inertia", (3,)),
+    )
+    dtype = common_dtype(*arrays)
+    q, Lb, J = (a.astype(np.float64) for a in arrays)
     batch = broadcast_leading(q0=(q, 1), L_body0=(Lb, 1), inv_inertia=(J, 1))
     if np.any(J < 0):
         raise InputError(
@@ -317,8 +339,11 @@ def torque_free_from_momentum(
         )
     tt = _times(t)
     check_phase(Lf, Jf, tt)
-    qt, wt = _solve(qf, Lf, Jf, tt.ravel())
-    return qt.reshape(tt.shape + batch + (4,)), wt.reshape(tt.shape + batch + (3,))
+    names = "q0, L_body0, inv_inertia, t"
+    qt, wt = _solve(qf, Lf, Jf, tt.ravel(), names)
+    return _in_dtype(qt, tt.shape + batch, dtype, names), _in_dtype(
+        wt, tt.shape + batch, dtype, names
+    )
 
 
 def body_period(q0: ArrayLike, omega0: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
@@ -347,8 +372,16 @@ def body_period(q0: ArrayLike, omega0: ArrayLike, inv_inertia: ArrayLike) -> np.
     """
     _, Lb, J, batch, dtype = _prepare(q0, omega0, inv_inertia)
     T = np.empty(Lb.shape[0])
-    kernels.period_serial(np.ascontiguousarray(Lb), J, T)
-    return T.reshape(batch).astype(dtype)[()]
+    if kernels.period_serial(np.ascontiguousarray(Lb), J, T):
+        raise InputError(
+            "omega0, inv_inertia: too small, the body period (about 2π / (J |L_b|)) "
+            "overflows float64"
+        )
+    with np.errstate(over="ignore"):
+        out = T.reshape(batch).astype(dtype)
+    if np.any(np.isinf(out) & np.isfinite(T.reshape(batch))):
+        raise InputError("omega0, inv_inertia: too small, the body period overflows float32")
+    return out[()]
 
 
 def polhode(inv_inertia: ArrayLike, energy_factor: float, points: int = 129) -> np.ndarray:

@@ -20,7 +20,13 @@ from scipy.linalg import solve_banded
 from tumble._errors import InputError, TumbleWarning
 from tumble._kernels import interpolate as _k
 from tumble._kernels.dispatch import flat_operand, use_parallel
-from tumble._validate import as_choice, as_float_array, broadcast_leading, common_dtype
+from tumble._validate import (
+    as_choice,
+    as_float_array,
+    broadcast_leading,
+    check_finite_result,
+    common_dtype,
+)
 from tumble.rotation import (
     quat_conjugate,
     quat_exp,
@@ -64,10 +70,16 @@ def slerp(q0: ArrayLike, q1: ArrayLike, s: ArrayLike) -> np.ndarray:
     ndarray, shape (..., 4)
         The common dtype of ``q0`` and ``q1`` (``s`` is cast to it).
     """
-    a = as_float_array(q0, "q0", (4,), finite=False)
-    b = as_float_array(q1, "q1", (4,), finite=False)
+    return _slerp(q0, q1, s, ("q0", "q1"))
+
+
+def _slerp(q0: ArrayLike, q1: ArrayLike, s: ArrayLike, names: tuple[str, str]) -> np.ndarray:
+    """:func:`slerp`, its errors naming the two key rotations ``names``."""
+    n0, n1 = names
+    a = as_float_array(q0, n0, (4,), finite=False)
+    b = as_float_array(q1, n1, (4,), finite=False)
     t = as_float_array(s, "s", finite=False)
-    leading = broadcast_leading(q0=(a, 1), q1=(b, 1), s=(t, 0))
+    leading = broadcast_leading(**{n0: (a, 1), n1: (b, 1), "s": (t, 0)})
     dtype = common_dtype(a, b)
     size = math.prod(leading)
     operands = [
@@ -78,9 +90,11 @@ def slerp(q0: ArrayLike, q1: ArrayLike, s: ArrayLike) -> np.ndarray:
     kernel = _k.slerp_parallel if use_parallel(size) else _k.slerp_serial
     bad = kernel(*operands, _TINY[dtype], out) if size else 0
     if bad:
-        unit_quat(a.astype(dtype, copy=False), "q0")
-        unit_quat(b.astype(dtype, copy=False), "q1")
+        unit_quat(a.astype(dtype, copy=False), n0)
+        unit_quat(b.astype(dtype, copy=False), n1)
         as_float_array(t, "s")
+        # Valid keys and a finite s: only s times their angle can have overflowed.
+        raise InputError(f"s: too large, s times the angle between {n0} and {n1} overflows")
     return out.reshape((*leading, 4))
 
 
@@ -107,9 +121,12 @@ def squad(q0: ArrayLike, q1: ArrayLike, a0: ArrayLike, a1: ArrayLike, s: ArrayLi
     ndarray, shape (..., 4)
     """
     s_arr = as_float_array(s, "s")
-    outer = slerp(q0, q1, s_arr)
-    inner = slerp(a0, a1, s_arr)
-    return slerp(outer, inner, 2.0 * s_arr * (1.0 - s_arr))
+    outer = _slerp(q0, q1, s_arr, ("q0", "q1"))
+    inner = _slerp(a0, a1, s_arr, ("a0", "a1"))
+    with np.errstate(over="ignore"):
+        weight = 2.0 * s_arr * (1.0 - s_arr)
+    check_finite_result("s", "the weight 2 s (1 - s)", weight)
+    return _slerp(outer, inner, weight, ("q0, q1", "a0, a1"))
 
 
 def squad_controls(q: ArrayLike) -> np.ndarray:
@@ -173,12 +190,23 @@ class RotationSpline:
 
     Notes
     -----
-    Evaluation outside ``[times[0], times[-1]]`` extrapolates the end pieces (as SciPy).
-    The spline is computed in float64; results have the dtype of ``q``.
+    Evaluation outside ``[times[0], times[-1]]`` extrapolates the end pieces (as SciPy), as
+    long as the rotation vector of the piece and its rates stay within
+    :data:`EXTRAPOLATION_LIMIT` (``t`` beyond raises :class:`tumble.InputError`). The spline
+    is computed in float64, in a time unit of its own (a power of two near the largest
+    knot spacing), so knots 1e-300 or 1e300 apart work like unit spacings; a rate that
+    passes the float range raises naming ``times, q``. Results have the dtype of ``q``.
     """
 
     #: Iterations allowed for the knot rates; smooth data converge in a few.
     MAX_ITERATIONS = 50
+
+    #: Largest rotation vector (rad) of a piece, and largest rate of it in the spline's own
+    #: time unit (the knot spacing, to a power of two), at an evaluated time: extrapolating
+    #: farther raises :class:`tumble.InputError` naming ``t``. Far below it the attitude
+    #: has no correct digit left (one ulp of an angle of 1e16 rad exceeds a turn); the
+    #: rate formulas square these values twice, so the limit keeps them finite.
+    EXTRAPOLATION_LIMIT = 1e60
 
     def __init__(self, times: ArrayLike, q: ArrayLike) -> None:
         t = as_float_array(times, "times")
@@ -190,23 +218,34 @@ class RotationSpline:
                 f"q: expected shape ({t.shape[0]}, 4) to match times, got shape {qa.shape}"
             )
         t64 = t.astype(np.float64)
-        h = np.diff(t64)
+        with np.errstate(over="ignore"):
+            h = np.diff(t64)
         if not np.all(h > 0):
             k = int(np.argmin(h > 0))
             raise InputError(
                 f"times: expected strictly increasing times, got times[{k + 1}] = {t64[k + 1]!r} "
                 f"after times[{k}] = {t64[k]!r}"
             )
+        check_finite_result("times", "a knot spacing", h)
+        # The spline's own time unit: the power of two that puts the largest spacing in
+        # [1, 2) (1 for unit spacings), so that h³ and the coefficients cannot overflow or
+        # underflow for knots 1e-300 or 1e300 apart; dividing by it is exact.
+        unit = math.ldexp(1.0, min(max(math.frexp(float(np.max(h)))[1] - 1, -1000), 1000))
+        h = h / unit
         knots = np.ascontiguousarray(qa.astype(np.float64))
         delta = quat_to_rotvec(quat_multiply(quat_conjugate(knots[:-1]), knots[1:]))
-        rates = self._knot_rates(h, delta)
-        hh = h[:, None]
-        end_rate = np.einsum("nij,nj->ni", so3_right_jacobian_inverse(delta), rates[1:])
-        coeff = np.empty((len(h), 3, 3))
-        coeff[:, 0] = (-2.0 * delta + hh * rates[:-1] + hh * end_rate) / hh**3
-        coeff[:, 1] = (3.0 * delta - 2.0 * hh * rates[:-1] - hh * end_rate) / hh**2
-        coeff[:, 2] = rates[:-1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            rates = self._knot_rates(h, delta)
+            hh = h[:, None]
+            end_rate = np.einsum("nij,nj->ni", so3_right_jacobian_inverse(delta), rates[1:])
+            coeff = np.empty((len(h), 3, 3))
+            coeff[:, 0] = (-2.0 * delta + hh * rates[:-1] + hh * end_rate) / hh**3
+            coeff[:, 1] = (3.0 * delta - 2.0 * hh * rates[:-1] - hh * end_rate) / hh**2
+            coeff[:, 2] = rates[:-1]
+        # Only spacings that differ by hundreds of orders of magnitude get here.
+        check_finite_result("times", "the spline's coefficients (uneven spacings)", coeff)
         self._times = t64
+        self._unit = unit
         self._knots = knots
         self._coeff = np.ascontiguousarray(coeff)
         self._dtype = qa.dtype
@@ -278,11 +317,31 @@ class RotationSpline:
         index = np.clip(
             np.searchsorted(self._times, flat, side="right") - 1, 0, len(self._times) - 2
         )
-        tau = flat - self._times[index]
+        with np.errstate(over="ignore"):  # (1e308 - -1e308): flagged by the kernel
+            tau = (flat - self._times[index]) / self._unit
         out = np.empty((flat.size, 4 if what == 0 else 3))
         kernel = _k.spline_parallel if use_parallel(flat.size) else _k.spline_serial
-        kernel(index, tau, self._coeff, self._knots, what, world, out)
-        return out.reshape((*ta.shape, out.shape[1])).astype(self._dtype)
+        bad = kernel(
+            index, tau, self._coeff, self._knots, what, world, 1.0 / self._unit,
+            self.EXTRAPOLATION_LIMIT, out,
+        )  # fmt: skip
+        with np.errstate(over="ignore"):
+            result = out.reshape((*ta.shape, out.shape[1])).astype(self._dtype)
+        if bad or not np.all(np.isfinite(result)):
+            outside = (flat < self._times[0]) | (flat > self._times[-1])
+            quantity = ("attitude", "angular velocity", "angular acceleration")[what]
+            if np.any(outside):
+                raise InputError(
+                    f"t: too far outside the knots [{self._times[0]:.6g}, {self._times[-1]:.6g}] "
+                    f"(got t = {float(flat[np.argmax(np.abs(flat))]):.6g}): the extrapolated "
+                    f"{quantity} passes the float range, or the end piece's rotation vector or "
+                    f"its rates pass EXTRAPOLATION_LIMIT = {self.EXTRAPOLATION_LIMIT:g}"
+                )
+            raise InputError(
+                f"times, q: the {quantity} between these knots is beyond {self._dtype} (knots "
+                "too close together for the rotation between them)"
+            )
+        return result
 
     def __call__(self, t: ArrayLike) -> np.ndarray:
         """Orientations at times ``t``.

@@ -38,7 +38,14 @@ from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
 from tumble._kernels import torques as _k
-from tumble._validate import as_choice, as_float_array, as_scalar, broadcast_leading, describe
+from tumble._validate import (
+    as_choice,
+    as_float_array,
+    as_scalar,
+    broadcast_leading,
+    check_finite_result,
+    describe,
+)
 from tumble.rotation import (
     quat_conjugate,
     quat_multiply,
@@ -148,8 +155,9 @@ class TorqueModel:
             return self._scalar_args
         n = int(np.prod(batch, dtype=np.int64))
         kinds = _k.kinds_of(tuple(t.kind for t in self._terms))
+        # Explicit widths: reshape(0, -1) of an empty batch is ambiguous to NumPy.
         blocks = [
-            np.broadcast_to(t.params, (*batch, t.params.shape[-1])).reshape(n, -1)
+            np.broadcast_to(t.params, (*batch, t.params.shape[-1])).reshape(n, t.params.shape[-1])
             for t in self._terms
         ]
         P = np.ascontiguousarray(np.concatenate(blocks, axis=1) if blocks else np.empty((n, 0)))
@@ -230,7 +238,10 @@ def gravity(mass: ArrayLike, gravity: ArrayLike, center_of_mass: ArrayLike) -> T
     g = _vector(gravity, "gravity")
     c = _vector(center_of_mass, "center_of_mass")
     broadcast_leading(mass=(m, 0), gravity=(g, 1), center_of_mass=(c, 1))
-    return _term(_k.GRAVITY, "gravity", m[..., None] * g, c)
+    with np.errstate(over="ignore"):
+        weight = m[..., None] * g
+    check_finite_result("mass, gravity", "the weight m g", weight)
+    return _term(_k.GRAVITY, "gravity", weight, c)
 
 
 def gravity_gradient(mean_motion: ArrayLike, nadir: ArrayLike) -> TorqueModel:
@@ -258,7 +269,10 @@ def gravity_gradient(mean_motion: ArrayLike, nadir: ArrayLike) -> TorqueModel:
             f"got |nadir| = {float(norm.flat[np.argmax(np.abs(norm - 1.0))])}"
         )
     broadcast_leading(mean_motion=(n, 0), nadir=(z, 1))
-    return _term(_k.GRAVITY_GRADIENT, "gravity_gradient", (3.0 * n * n)[..., None], z / norm)
+    with np.errstate(over="ignore"):
+        strength = 3.0 * n * n
+    check_finite_result("mean_motion", "3 n²", strength)
+    return _term(_k.GRAVITY_GRADIENT, "gravity_gradient", strength[..., None], z / norm)
 
 
 def damping(coefficient: ArrayLike) -> TorqueModel:
@@ -384,14 +398,21 @@ def evaluate(
     """The world torque ``tau(t, q, omega)`` of ``model`` on each body, shape (..., 3).
 
     Runs the same compiled evaluation as the step loops. ``inv_inertia`` (principal inverse
-    moments, (..., 3)) matters to the gravity gradient only.
+    moments, (..., 3)) matters to the gravity gradient only. An empty batch gives an empty
+    result; a torque that is not finite (a product of huge parameters and state, or a custom
+    function's NaN) raises :class:`tumble.InputError`.
     """
     m = _model(model)
     tv = as_scalar(t, "t")
     qf, wf, Jf, batch = _bodies(q, omega, inv_inertia, m)
     out = np.empty((qf.shape[0], 3))
     _k.torque_batch(*m.kernel_args(batch), tv, qf, wf, Jf, out)
+    check_finite_result(_TORQUE_NAMES, "the torque", out)
     return out.reshape((*batch, 3))
+
+
+#: The arguments a torque that is not finite is blamed on.
+_TORQUE_NAMES = "model, t, q, omega, inv_inertia"
 
 
 def _bodies(
@@ -407,7 +428,7 @@ def _bodies(
     )
     n = int(np.prod(batch, dtype=np.int64))
     qf, wf, Jf = (
-        np.ascontiguousarray(np.broadcast_to(a, (*batch, a.shape[-1])).reshape(n, -1))
+        np.ascontiguousarray(np.broadcast_to(a, (*batch, a.shape[-1])).reshape(n, a.shape[-1]))
         for a in (qa, wa, Ja)
     )
     return qf, wf, Jf, batch
@@ -439,6 +460,16 @@ def potential_energy(
     qa = unit_quat(q, "q", np.dtype(np.float64))
     R = quat_to_matrix(qa)
     V = np.zeros(np.broadcast_shapes(qa.shape[:-1], m.batch))
+    with np.errstate(over="ignore", invalid="ignore"):
+        V = _potential(m, qa, R, V, inv_inertia)
+    check_finite_result("model, q, inv_inertia", "the potential energy", V)
+    return V
+
+
+def _potential(
+    m: TorqueModel, qa: np.ndarray, R: np.ndarray, V: np.ndarray, inv_inertia: ArrayLike | None
+) -> np.ndarray:
+    """``V`` plus the potentials of the terms of the conservative ``m`` at ``qa`` (``R``)."""
     for term in m._terms:
         p = term.params
         if term.kind == _k.GRAVITY:
@@ -462,6 +493,23 @@ def potential_energy(
     return V
 
 
+#: Largest ``t[-1] J_max |L(0)|`` (radians: a bound on the angle the free motion turns
+#: through) that :func:`reference` accepts: about 1 600 turns, which DOP853 at ``rtol =
+#: 1e-13`` takes in about 12 000 steps, tens of seconds of one core (its right-hand side
+#: runs in Python).
+MAX_REFERENCE_PHASE = 1e4
+
+#: Most DOP853 steps :func:`reference` takes: room for a torque that speeds the body up,
+#: about a minute of one core. A solve that needs more (a stiff model, such as heavy
+#: damping, or a torque that spins the body far up) raises instead of running for hours.
+MAX_REFERENCE_STEPS = 20_000
+
+#: Steps after which :func:`reference` judges the work left by the step size reached: if
+#: the rest of the run would take more than ``MAX_REFERENCE_STEPS`` steps of that size, it
+#: raises at once.
+_JUDGE_AFTER = 20
+
+
 def reference(
     q: ArrayLike,
     omega: ArrayLike,
@@ -479,6 +527,12 @@ def reference(
     against the closed-form Lagrange top in the tests). Locked axes are not supported
     (every inverse moment must be > 0).
 
+    Work is bounded (``docs/limitations.md``): ``t[-1] J_max |L(0)|`` (the angle the free
+    motion would turn through, at most about 1 600 turns) may not exceed
+    :data:`MAX_REFERENCE_PHASE`, and the solve takes at most :data:`MAX_REFERENCE_STEPS`
+    steps (a stiff model or a torque that spins the body up raises as soon as the step
+    size shows that it would need more).
+
     Parameters
     ----------
     q, omega, inv_inertia : array_like, shapes (..., 4), (..., 3), (..., 3)
@@ -491,9 +545,15 @@ def reference(
     -------
     q_t : ndarray, shape (T, ..., 4)
     omega_t : ndarray, shape (T, ..., 3)
-    """
-    from scipy.integrate import solve_ivp
+        Empty when the batch is.
 
+    Raises
+    ------
+    InputError
+        Bad input (named), an angular momentum ``L = I omega`` beyond float64 (``omega,
+        inv_inertia``), a run beyond the bounds above or a state that leaves float64
+        (``t`` with ``omega`` resp. ``torque``).
+    """
     if torque is not None and not isinstance(torque, TorqueModel):
         raise InputError(f"torque: expected a tumble.torques model or None, got {describe(torque)}")
     m = as_model(torque)
@@ -503,10 +563,33 @@ def reference(
     times = as_float_array(t, "t", dtype=np.dtype(np.float64))
     if times.ndim != 1 or times.size == 0 or times[0] < 0 or np.any(np.diff(times) <= 0):
         raise InputError(f"t: expected increasing times >= 0 of shape (T,), got {describe(times)}")
-    n = q0.shape[0]
-    kinds, P, fn = m.kernel_args(batch)
+    n, T = q0.shape[0], times.size
+    if n == 0:
+        return np.empty((T, *batch, 4)), np.empty((T, *batch, 3))
     R0 = quat_to_matrix(q0)
-    L0 = np.einsum("nij,nj->ni", R0, np.einsum("nji,nj->ni", R0, w0) / J)
+    with np.errstate(over="ignore", invalid="ignore"):
+        L0 = np.einsum("nij,nj->ni", R0, np.einsum("nji,nj->ni", R0, w0) / J)
+        rate = float(np.max(np.max(J, axis=-1) * np.linalg.norm(L0, axis=-1)))
+        phase = rate * float(times[-1])
+    check_finite_result("omega, inv_inertia", "the angular momentum I omega (or J_max |L|)", rate)
+    if not phase <= MAX_REFERENCE_PHASE:
+        raise InputError(
+            f"t, omega: expected t[-1] J_max |L| <= {MAX_REFERENCE_PHASE:g} rad (about "
+            f"{MAX_REFERENCE_PHASE / (2 * np.pi):.0f} turns; a longer tight ODE solve takes "
+            f"minutes), got t[-1] = {float(times[-1]):.3g} with J_max |L| = {rate:.3g}"
+        )
+    y = _integrate(_rhs(m.kernel_args(batch), J), np.concatenate([q0.ravel(), L0.ravel()]), times)
+    qq = y[:, : 4 * n].reshape(T, n, 4)
+    qq = qq / np.linalg.norm(qq, axis=-1, keepdims=True)
+    L = y[:, 4 * n :].reshape(T, n, 3)
+    R = quat_to_matrix(qq)
+    w = np.einsum("tnij,tnj->tni", R, J * np.einsum("tnji,tnj->tni", R, L))
+    return qq.reshape((T, *batch, 4)), w.reshape((T, *batch, 3))
+
+
+def _rhs(args: tuple[Any, np.ndarray, Any], J: np.ndarray) -> Callable[[float, np.ndarray], Any]:
+    """The right-hand side of :func:`reference` in ``y = (q (n, 4), L_w (n, 3))`` flattened."""
+    n = J.shape[0]
     tau = np.empty((n, 3))
 
     def rhs(time: float, y: np.ndarray) -> np.ndarray:
@@ -515,28 +598,60 @@ def reference(
         qn = qq / np.linalg.norm(qq, axis=1, keepdims=True)
         R = quat_to_matrix(qn)
         w = np.einsum("nij,nj->ni", R, J * np.einsum("nji,nj->ni", R, L))
-        _k.torque_batch(kinds, P, fn, time, qn, w, J, tau)
+        _k.torque_batch(*args, time, qn, w, J, tau)
         dq = 0.5 * np.concatenate(
             [-np.sum(w * qq[:, 1:], axis=1, keepdims=True), qq[:, :1] * w + np.cross(w, qq[:, 1:])],
             axis=1,
         )
         return np.concatenate([dq.ravel(), tau.ravel()])
 
-    sol = solve_ivp(
-        rhs,
-        (0.0, float(times[-1])),
-        np.concatenate([q0.ravel(), L0.ravel()]),
-        method="DOP853",
-        rtol=REFERENCE_RTOL,
-        atol=REFERENCE_ATOL,
-        t_eval=times,
-    )
-    if not sol.success:
-        raise InputError(f"torque: the reference ODE solve failed ({sol.message})")
-    T = times.size
-    qq = sol.y[: 4 * n].T.reshape(T, n, 4)
-    qq = qq / np.linalg.norm(qq, axis=-1, keepdims=True)
-    L = sol.y[4 * n :].T.reshape(T, n, 3)
-    R = quat_to_matrix(qq)
-    w = np.einsum("tnij,tnj->tni", R, J * np.einsum("tnji,tnj->tni", R, L))
-    return qq.reshape((T, *batch, 4)), w.reshape((T, *batch, 3))
+    return rhs
+
+
+def _integrate(
+    rhs: Callable[[float, np.ndarray], Any], y0: np.ndarray, times: np.ndarray
+) -> np.ndarray:
+    """``y`` at ``times`` (T, len(y0)) from ``y0`` at 0: DOP853 stepped here (as
+    ``solve_ivp`` does) so that the work can be bounded as it goes."""
+    from scipy.integrate import DOP853
+
+    out = np.empty((times.size, y0.size))
+    k = int(np.searchsorted(times, 0.0, side="right"))
+    out[:k] = y0
+    if k == times.size:
+        return out
+    end = float(times[-1])
+    steps = 0
+    # Overflow inside a step shows as a non-finite state (or as the rotation functions'
+    # complaint about it in the right-hand side), named below.
+    with np.errstate(all="ignore"):
+        try:
+            solver = DOP853(rhs, 0.0, y0, end, rtol=REFERENCE_RTOL, atol=REFERENCE_ATOL)
+        except InputError:
+            raise InputError("torque: too large, the state leaves float64 at t = 0") from None
+        while k < times.size:
+            try:
+                message = solver.step()
+                failed = solver.status == "failed" or not np.all(np.isfinite(solver.y))
+            except InputError:
+                message, failed = None, True
+            if failed:
+                raise InputError(
+                    f"torque: the reference ODE solve failed at t = {solver.t:.6g} "
+                    f"({message or 'the state left float64'})"
+                )
+            steps += 1
+            left = (end - solver.t) / solver.step_size if solver.t < end else 0.0
+            if steps >= MAX_REFERENCE_STEPS or (
+                steps >= _JUDGE_AFTER and steps + left > MAX_REFERENCE_STEPS
+            ):
+                raise InputError(
+                    f"torque, t: the reference solve would take more than {MAX_REFERENCE_STEPS} "
+                    f"DOP853 steps (at t = {solver.t:.6g} of {end:.6g}, step {solver.step_size:.3g}"
+                    "): the torque spins the body far up or the model is stiff"
+                )
+            later = k + int(np.searchsorted(times[k:], solver.t, side="right"))
+            if later > k:
+                out[k:later] = solver.dense_output()(times[k:later]).T
+                k = later
+    return out

@@ -85,13 +85,14 @@ class Trajectory:
                 f"bodies: expected indices (ints, slices, integer or boolean arrays) for at "
                 f"most the {len(batch)} batch axes of shape {batch}, got {bodies!r}"
             )
+        # NumPy's own index forms, checked by NumPy below; its errors (a zero slice step,
+        # an index beyond int64) become ours.
         try:
-            # NumPy's own index forms, checked by NumPy below (its errors become ours).
             rows: Any = records
             if not isinstance(rows, slice) and np.ndim(rows) == 0:
                 rows = [operator.index(rows)]
             t = self.t[rows]
-        except (IndexError, TypeError) as exc:
+        except (IndexError, TypeError, ValueError, OverflowError) as exc:
             raise InputError(
                 f"records: expected a slice, an int, an integer array or a boolean mask "
                 f"over {self.t.shape[0]} records, got {records!r} ({exc})"
@@ -102,7 +103,7 @@ class Trajectory:
                 name: getattr(self, name)[rows][index]
                 for name in ("q", "omega", "L", "L_body", "energy")
             }
-        except (IndexError, TypeError) as exc:
+        except (IndexError, TypeError, ValueError, OverflowError) as exc:
             raise InputError(
                 f"bodies: expected indices within the batch shape {batch}, got {bodies!r} ({exc})"
             ) from None

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
+import numpy as np
 from numba import prange
 
 from tumble._kernels import njit, parallel_njit
@@ -449,7 +450,16 @@ def elliptic(L, J):
     """
     P, Js, Ls, G, H, D2 = invariants(L, J)
     J1, J3 = Js[0], Js[2]
-    d12, d13, d23 = Js[0] - Js[1], Js[0] - Js[2], Js[1] - Js[2]
+    # m, 1 - m, n and the amplitudes are ratios of the differences of J and of G, H, D2;
+    # the power of two that brings J1 into [1/2, 1) keeps their products (J² |L|⁴ units)
+    # from overflowing for J up to 1.8e308, and changes no bit of any of them otherwise.
+    k = math.frexp(J1)[1]
+    d12, d13, d23 = (
+        math.ldexp(Js[0] - Js[1], -k),
+        math.ldexp(J1 - J3, -k),
+        math.ldexp(Js[1] - J3, -k),
+    )
+    G, H, D2 = math.ldexp(G, -k), math.ldexp(H, -k), math.ldexp(D2, -k)
     case_a = D2 >= 0.0
     separatrix = D2 == 0.0
     if case_a:
@@ -476,14 +486,14 @@ def elliptic(L, J):
     a3 = math.sqrt(H / d13)
     if case_a:
         a2 = math.sqrt(G / d23)
-        wp = norm * math.sqrt(d23 * H)
+        wp = math.ldexp(norm * math.sqrt(d23 * H), k)
         m = d12 * G / (d23 * H)
         m1 = d13 * D2 / (d23 * H)
         n = -d12 / d23 if ref_e3 else -G / H
         cn0 = Lsorted[0] / a1
     else:
         a2 = math.sqrt(H / d12)
-        wp = norm * math.sqrt(d12 * G)
+        wp = math.ldexp(norm * math.sqrt(d12 * G), k)
         m = d23 * H / (d12 * G)
         m1 = d13 * -D2 / (d12 * G)
         n = -H / G if ref_e3 else -d23 / d12
@@ -497,7 +507,7 @@ def elliptic(L, J):
         # it: far below the round-off of L_b itself; the series' powers stay normal numbers.
         m1 = max(m1, M1_FLOOR)
     return (
-        P, case_a, separatrix, ref_e3, norm, d13, J1, J3,
+        P, case_a, separatrix, ref_e3, norm, J1 - J3, J1, J3,
         (a1, a2, a3), wp, m, m1, n, sn0 / r, cn0 / r,
     )  # fmt: skip
 
@@ -525,6 +535,27 @@ def _half_angle(x, y, r):
     return abs(y), math.copysign(r - x, y), 2.0 * r * (r - x)
 
 
+#: Largest ``|u_r| / K`` the series take from the plain reduction ``u - 2jK``, whose
+#: rounding stays below ``2**-22 K`` up to ``|u| ~ 2**31 K``. Beyond, :func:`reduce_far`.
+#: The series stay finite a little past ``K`` (near the separatrix, not at ``2K``).
+REDUCED_SLACK = 1.0 + 2.0**-20
+
+
+@njit
+def reduce_far(u, K):
+    """``(j, u_r, j mod 4)`` with ``u = u_r + 2jK``, ``|u_r| <= K``, for any finite ``u``.
+
+    The cold path of :func:`_angles` (phases beyond ~``2**31 K``, not inlined). ``fmod``
+    by ``8K`` is exact (IEEE remainder of two floats), so ``u_r`` and ``j mod 4`` are those
+    of the float ``u`` itself, whatever its size; ``j`` (which only scales ``Vc``) carries
+    the rounding of ``u / 2K``. Where an ulp of ``u`` exceeds the period the phase is
+    known only to that ulp, and ``u_r`` is one of its values (``docs/exact.md``).
+    """
+    r = np.fmod(u, 8.0 * K)
+    jr = math.floor(r * (0.5 / K) + 0.5)
+    return (u - r) * (0.5 / K) + jr, r - 2.0 * jr * K, int(jr) & 3
+
+
 @njit(inline="always")
 def _angles(f, u):
     """Frame ``L_f/|L|``, the half angles of its azimuth ``ϕ`` and polar angle ``θ`` about
@@ -540,19 +571,23 @@ def _angles(f, u):
     if f.separatrix:
         j = 0.0
         ur = u
+        j4 = 0
     else:
         # j may be off by one where |u_r| = K (then |u_r| is K to round-off): harmless.
         j = math.floor(u * f.half_per_K + 0.5)
         ur = u - 2.0 * j * f.K
+        # j mod 4 without a float modulo (a libm call): exact for every integral float j
+        # (one beyond 2**53 is a multiple of 4).
+        j4 = int(j - 4.0 * math.floor(0.25 * j))
+        if not abs(ur) <= f.K * REDUCED_SLACK:
+            # The rounding of 2 j K exceeds the slack (|u| beyond ~2**31 K): the cold path.
+            j, ur, j4 = reduce_far(u, f.K)
     sn, cn, dn, arg = series(th, ur)
     # cn >= 0 on |u_r| <= K; abs only removes round-off (and -0.0) at u_r = ±K.
     cn = abs(cn)
     V = th.v_lin * ur + th.v_arg * arg
     if j != 0.0:
         V += 2.0 * j * f.Vc
-    # j mod 4 without a float modulo (a libm call): exact for every integral float j (one
-    # beyond 2**53 is a multiple of 4).
-    j4 = int(j - 4.0 * math.floor(0.25 * j))
     sign = 1.0 - 2.0 * (j4 & 1)
     Lf = _frame(f, sign * sn, sign * cn, dn)
     # |in-plane part| > 0: one of its two components carries dn, or both sn and cn.
@@ -633,7 +668,7 @@ def prepare(q, L, J):
     Lw = qrotate(q, L)
     Lw_hat = (Lw[0] / norm, Lw[1] / norm, Lw[2] / norm)
     psi_rate = norm * (J1 if ref_e3 else J3)
-    psi_v = (norm if ref_e3 else -norm) * d13 / wp
+    psi_v = (norm if ref_e3 else -norm) * (d13 / wp)
     flags = (
         1.0 if case_a else 0.0,
         1.0 if ref_e3 else 0.0,
@@ -694,6 +729,10 @@ def evaluate(f, t):
 #: Momenta below this (per component) are scaled up before :func:`prepare`: their squares
 #: would underflow.
 TINY_MOMENTUM = 2.0**-500
+#: Largest exponent of :func:`momentum_scale`: ``2**1000`` and its inverse are normal
+#: numbers, so ``t / s`` keeps every bit for ``|t| >= 2**-22`` (a shorter time cannot move
+#: a state with ``|L_b| < 2**-500``), also for subnormal momenta.
+MAX_SCALE_EXPONENT = 1000
 
 
 @njit
@@ -731,14 +770,15 @@ def evaluate_scaled(f, s, t):
 @njit
 def momentum_scale(L):
     """A power of two ``s`` bringing a tiny momentum (``|L_i| < 2**-500``, whose squares
-    underflow) near 1; 1 otherwise.
+    underflow) to ``[1, 2)`` (to at least ``2**-75`` for a subnormal one); 1 otherwise.
 
     The motion with ``s L`` is the same motion ``s`` times faster, so the state at ``t`` is
-    the scaled flow's at ``t/s`` with ``L_b`` divided by ``s`` (exact in binary).
+    the scaled flow's at ``t/s`` with ``L_b`` divided by ``s`` (exact in binary, up to the
+    rounding of a subnormal result). ``s <= 2**MAX_SCALE_EXPONENT`` stays finite.
     """
     big = max(abs(L[0]), abs(L[1]), abs(L[2]))
     if 0.0 < big < TINY_MOMENTUM:
-        return 2.0 ** -math.floor(math.log2(big))
+        return math.ldexp(1.0, min(1 - math.frexp(big)[1], MAX_SCALE_EXPONENT))
     return 1.0
 
 
@@ -746,7 +786,7 @@ def momentum_scale(L):
 def period(L, J):
     """Period of ``L_b(t)``: ``4K/wp`` (asymmetric, and a steady spin about an extreme axis
     as the limit of nearby orbits; inf on the separatrix), ``2π/|Ω|`` (symmetric), inf
-    when ``L_b`` is constant."""
+    when ``L_b`` is constant. ``L`` not tiny (:func:`momentum_scale` is 1)."""
     kind, axis, steady = classify(L, J)
     if kind == SYMMETRIC:
         j_par = J[axis]
@@ -768,38 +808,58 @@ def period(L, J):
 @njit
 def _solve_body(b, q, L, J, t, q_out, w_out):
     """Body ``b`` at every time: one :func:`prepare`, one :func:`evaluate` per time (a tiny
-    momentum scaled as in :func:`free_flow`)."""
+    momentum scaled as in :func:`free_flow`). Returns 1 if a result is not finite, else 0."""
     Jb = (J[b, 0], J[b, 1], J[b, 2])
     f, s = prepare_scaled((q[b, 0], q[b, 1], q[b, 2], q[b, 3]), (L[b, 0], L[b, 1], L[b, 2]), Jb)
+    # evaluate_scaled by hand: omega = R J L_b from the scaled momentum, then scaled back, so
+    # a subnormal L_b(t) does not round it.
+    inv = 1.0 / s
+    total = 0.0
     for i in range(t.shape[0]):
-        qt, Lt = evaluate_scaled(f, s, t[i])
+        qt, Lt = evaluate(f, t[i] * inv)
         # Uniform rotation keeps omega exactly; otherwise omega = R J L_b.
-        if f.kind == UNIFORM:
-            w = (f.w[0] / s, f.w[1] / s, f.w[2] / s)
-        else:
-            w = qrotate(qt, (Jb[0] * Lt[0], Jb[1] * Lt[1], Jb[2] * Lt[2]))
+        w = f.w if f.kind == UNIFORM else qrotate(qt, (Jb[0] * Lt[0], Jb[1] * Lt[1], Jb[2] * Lt[2]))
         for c in range(4):
             q_out[i, b, c] = qt[c]
+            total += abs(qt[c])
         for c in range(3):
-            w_out[i, b, c] = w[c]
+            w_out[i, b, c] = w[c] * inv
+            total += abs(w_out[i, b, c])
+    # One test per body: a NaN or an infinity anywhere makes the sum non-finite.
+    return 0 if total < math.inf else 1
 
 
 @njit
 def solve_serial(q, L, J, t, q_out, w_out):
-    """``q(t)`` (nt, nb, 4) and world ``omega(t)`` (nt, nb, 3) from ``(q, L_b)`` (nb, ...)."""
+    """``q(t)`` (nt, nb, 4) and world ``omega(t)`` (nt, nb, 3) from ``(q, L_b)`` (nb, ...);
+    returns the number of bodies with a non-finite result (none from valid input)."""
+    bad = 0
     for b in range(q.shape[0]):
-        _solve_body(b, q, L, J, t, q_out, w_out)
+        bad += _solve_body(b, q, L, J, t, q_out, w_out)
+    return bad
 
 
 @parallel_njit
 def solve_parallel(q, L, J, t, q_out, w_out):
     """:func:`solve_serial` with the bodies spread over numba's threads."""
+    bad = 0
     for b in prange(q.shape[0]):
-        _solve_body(b, q, L, J, t, q_out, w_out)
+        bad += _solve_body(b, q, L, J, t, q_out, w_out)
+    return bad
 
 
 @njit
 def period_serial(L, J, out):
-    """:func:`period` of every body: ``L``, ``J`` (nb, 3) to ``out`` (nb,)."""
+    """:func:`period` of every body: ``L``, ``J`` (nb, 3) to ``out`` (nb,); returns the
+    number of finite periods too long for float64 (``inf`` in ``out``)."""
+    overflow = 0
     for b in range(L.shape[0]):
-        out[b] = period((L[b, 0], L[b, 1], L[b, 2]), (J[b, 0], J[b, 1], J[b, 2]))
+        Lb = (L[b, 0], L[b, 1], L[b, 2])
+        # T(L) = s T(s L): a tiny momentum is scaled as in free_flow (its squares would
+        # underflow); the product overflows only where the period itself does.
+        s = momentum_scale(Lb)
+        T = period((Lb[0] * s, Lb[1] * s, Lb[2] * s), (J[b, 0], J[b, 1], J[b, 2]))
+        out[b] = s * T
+        if math.isfinite(T) and math.isinf(out[b]):
+            overflow += 1
+    return overflow

@@ -159,7 +159,9 @@ def spline_rate_terms(theta, theta_dot, out):
 
 
 @njit
-def _spline_at(i, index, tau, coeff, knots, what, world, out):
+def _spline_at(i, index, tau, coeff, knots, what, world, rate_scale, limit, out):
+    """Row ``i`` of :func:`spline_serial`; returns 1 if it is flagged (beyond ``limit`` or
+    not finite), else 0."""
     k = index[i]
     h = tau[i]
     c0 = (coeff[k, 0, 0], coeff[k, 0, 1], coeff[k, 0, 2])
@@ -170,46 +172,69 @@ def _spline_at(i, index, tau, coeff, knots, what, world, out):
         ((c0[1] * h + c1[1]) * h + c2[1]) * h,
         ((c0[2] * h + c1[2]) * h + c2[2]) * h,
     )
-    q = qmul((knots[k, 0], knots[k, 1], knots[k, 2], knots[k, 3]), rotvec_to_q(theta))
-    if what == 0:
-        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = q
-        return
     theta_dot = (
         (3.0 * c0[0] * h + 2.0 * c1[0]) * h + c2[0],
         (3.0 * c0[1] * h + 2.0 * c1[1]) * h + c2[1],
         (3.0 * c0[2] * h + 2.0 * c1[2]) * h + c2[2],
     )
+    theta_ddot = (
+        6.0 * c0[0] * h + 2.0 * c1[0],
+        6.0 * c0[1] * h + 2.0 * c1[1],
+        6.0 * c0[2] * h + 2.0 * c1[2],
+    )
+    # Up to the limit the rate formulas' products (up to |θ|² |θ̇|²) stay finite; the
+    # comparison is False for NaN as well.
+    size = max(
+        abs(theta[0]), abs(theta[1]), abs(theta[2]),
+        abs(theta_dot[0]), abs(theta_dot[1]), abs(theta_dot[2]),
+        abs(theta_ddot[0]), abs(theta_ddot[1]), abs(theta_ddot[2]),
+    )  # fmt: skip
+    if not size <= limit:
+        for c in range(out.shape[1]):
+            out[i, c] = 0.0
+        return 1
+    q = qmul((knots[k, 0], knots[k, 1], knots[k, 2], knots[k, 3]), rotvec_to_q(theta))
+    if what == 0:
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = q
+        return 0
     if what == 1:
         r = jr_times(theta, theta_dot)
     else:
-        theta_ddot = (
-            6.0 * c0[0] * h + 2.0 * c1[0],
-            6.0 * c0[1] * h + 2.0 * c1[1],
-            6.0 * c0[2] * h + 2.0 * c1[2],
-        )
         a = jr_times(theta, theta_ddot)
         n = jr_rate_term(theta, theta_dot)
         r = (a[0] + n[0], a[1] + n[1], a[2] + n[2])
     if world:
         # ω_world = R ω_body; α_world = R α_body (the ω × ω term of d(R ω_b)/dt vanishes).
         r = qrotate(q, r)
+    # Back from the spline's time unit: once per time derivative, each product exact (a
+    # power of two) unless it leaves the float range.
+    for _ in range(what):
+        r = (r[0] * rate_scale, r[1] * rate_scale, r[2] * rate_scale)
     out[i, 0], out[i, 1], out[i, 2] = r
+    return 0 if abs(r[0]) + abs(r[1]) + abs(r[2]) < math.inf else 1
 
 
 @njit
-def spline_serial(index, tau, coeff, knots, what, world, out):
+def spline_serial(index, tau, coeff, knots, what, world, rate_scale, limit, out):
     """Attitudes (``what`` 0), angular velocities (1) or accelerations (2) at ``tau``.
 
-    ``index``: the piece of each time, ``tau``: the time since that piece's knot,
-    ``coeff`` (pieces, 3, 3): ``θ(τ) = ((c0 τ + c1) τ + c2) τ``, ``knots`` (pieces + 1, 4):
-    unit quaternions. ``world`` rotates rates into the world frame.
+    ``index``: the piece of each time, ``tau``: the time since that piece's knot in the
+    spline's unit, ``coeff`` (pieces, 3, 3): ``θ(τ) = ((c0 τ + c1) τ + c2) τ``, ``knots``
+    (pieces + 1, 4): unit quaternions. ``world`` rotates rates into the world frame;
+    ``rate_scale`` (a power of two) converts a rate per unit to the caller's time.
+    Returns the number of rows whose ``θ``, ``θ̇`` or ``θ̈`` exceed ``limit`` or whose
+    result is not finite (their rows hold zeros or the overflowed values).
     """
+    bad = 0
     for i in range(index.shape[0]):
-        _spline_at(i, index, tau, coeff, knots, what, world, out)
+        bad += _spline_at(i, index, tau, coeff, knots, what, world, rate_scale, limit, out)
+    return bad
 
 
 @parallel_njit
-def spline_parallel(index, tau, coeff, knots, what, world, out):
+def spline_parallel(index, tau, coeff, knots, what, world, rate_scale, limit, out):
     """``spline_serial`` with the times spread over numba's threads."""
+    bad = 0
     for i in prange(index.shape[0]):
-        _spline_at(i, index, tau, coeff, knots, what, world, out)
+        bad += _spline_at(i, index, tau, coeff, knots, what, world, rate_scale, limit, out)
+    return bad
