@@ -346,7 +346,8 @@
     }
     $("compile-notice").hidden = false;
     setStatus(text);
-    for (const plot of document.querySelectorAll(".plot")) plot.dataset.placeholder = text;
+    // The figures of the view (not error versus cost, which has its own button and line).
+    for (const fig of lab.spec ? lab.spec.figures : []) $(`plot-${fig.id}`).dataset.placeholder = text;
   }
 
   function hideCompiling() {
@@ -419,6 +420,7 @@
         "not the method's behaviour. Fewer steps per rotation or rotations draw every step.";
     } catch (err) {
       if (err.name === "AbortError") return;
+      hideCompiling();
       lab.failed += 1;
       setStatus(`request failed: ${err.message}`, true);
     } finally {
@@ -1309,5 +1311,8 @@
     await request();
   }
 
-  start().catch((err) => setStatus(`start-up failed: ${err.message}`, true));
+  start().catch((err) => {
+    hideCompiling();
+    setStatus(`start-up failed: ${err.message}`, true);
+  });
 })();
