@@ -6,7 +6,9 @@ Serves the lab on a free loopback port and drives headless Debian Chromium (Play
 - ``lab-phone.png``: the same at 390 × 844 (a phone), top of the page;
 - ``lab-sphere.png``: the momentum sphere, tennis-racket preset, with three methods;
 - ``lab-heavy-top.png``: the heavy-top torque preset at 1366 × 1180, top of the page (the
-  methods against the ODE reference).
+  methods against the ODE reference);
+- ``lab-compiling.png``: the default view at 1366 × 900 while its first task compiles (a
+  second server whose warm-up is held there): the notice and the empty plots.
 
 The animation is paused at a fixed cursor so that the pictures are reproducible.
 Usage: ``python docs/figures/lab_screenshots.py [OUT_DIR]`` (default: this folder).
@@ -24,19 +26,23 @@ from pathlib import Path
 import uvicorn
 from playwright.sync_api import Page, sync_playwright
 
+from tumble.lab import api
 from tumble.lab.server import create_app
+from tumble.lab.warmup import WarmUp
 
 CHROMIUM = os.environ.get("TUMBLE_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--disable-background-networking", "--disable-component-update"]  # fmt: skip
 
 
-def _serve() -> tuple[uvicorn.Server, str]:
+def _serve(warm_up: bool | WarmUp = True) -> tuple[uvicorn.Server, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     srv = uvicorn.Server(
-        uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(
+            create_app(warm_up=warm_up), host="127.0.0.1", port=port, log_level="warning"
+        )
     )
     threading.Thread(target=srv.run, daemon=True).start()
     while not srv.started:
@@ -78,10 +84,23 @@ def main(out: Path) -> None:
             page = phone.new_page()
             _open(page, base, 420)
             page.screenshot(path=str(out / "lab-phone.png"))
+            release = threading.Event()
+            held, held_url = _serve(
+                WarmUp(api.warm_up_plan(), before_task=lambda _: release.wait())
+            )
+            try:
+                page = browser.new_page(viewport={"width": 1366, "height": 900})
+                page.goto(held_url)
+                page.wait_for_function("window.tumbleLab && tumbleLab.compilingSeen >= 1")
+                page.screenshot(path=str(out / "lab-compiling.png"))
+            finally:
+                release.set()
+                held.should_exit = True
             browser.close()
     finally:
         srv.should_exit = True
-    for name in ("lab-default.png", "lab-phone.png", "lab-sphere.png", "lab-heavy-top.png"):
+    names = ("lab-default.png", "lab-phone.png", "lab-sphere.png", "lab-heavy-top.png")
+    for name in (*names, "lab-compiling.png"):
         print(f"wrote {out / name}")
 
 

@@ -8,6 +8,7 @@ instead, because CI must run them (``./dev test`` installs Chromium there as roo
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -15,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import urllib.request
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +35,7 @@ with warnings.catch_warnings():
 
 from tumble.lab import api
 from tumble.lab.server import create_app
+from tumble.lab.warmup import WarmUp
 
 #: Debian's Chromium; TUMBLE_CHROMIUM points the tests at another Chromium build.
 CHROMIUM = Path(os.environ.get("TUMBLE_CHROMIUM", "/usr/bin/chromium"))
@@ -57,7 +60,9 @@ def app():
 
 @pytest.fixture(scope="session")
 def client(app) -> Iterator[TestClient]:
-    with TestClient(app) as c:  # the context runs the start-up warm-up once
+    # The context starts the warm-up in the background; a request without ``Prefer:
+    # respond-async`` computes at once whatever it has run so far.
+    with TestClient(app) as c:
         yield c
 
 
@@ -67,30 +72,84 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class LiveServer:
-    """uvicorn serving the lab on a free loopback port, in a background thread."""
+#: Seconds the warm-up may take before a test gives up: from an empty numba cache it
+#: compiles every method's loops, under each torque model too (minutes on a shared machine).
+WARM_UP_TIMEOUT_S = 1800
 
-    def __init__(self) -> None:
+
+class LiveServer:
+    """uvicorn serving the lab on a free loopback port, in a background thread.
+
+    ``warm_up`` is :func:`tumble.lab.server.create_app`'s; with ``ready`` the server is
+    entered once its warm-up has run (the browser tests then time pages, not compiles)."""
+
+    def __init__(self, warm_up: bool | WarmUp = True, ready: bool = True) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.runner = warm_up if isinstance(warm_up, WarmUp) else None
+        self.ready = ready
         config = uvicorn.Config(
-            create_app(), host="127.0.0.1", port=self.port, log_level="warning", backlog=512
-        )
+            create_app(warm_up=warm_up), host="127.0.0.1", port=self.port, log_level="warning",
+            backlog=512,
+        )  # fmt: skip
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
+    def status(self) -> dict:
+        with urllib.request.urlopen(self.url + "/api/status", timeout=30) as r:
+            return json.loads(r.read())
+
     def __enter__(self) -> LiveServer:
         self.thread.start()
-        deadline = time.monotonic() + 120  # start-up warms up numba (compiles on a cold cache)
+        deadline = time.monotonic() + 60
         while not self.server.started:
             if not self.thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the lab server did not start")
             time.sleep(0.05)
+        deadline = time.monotonic() + WARM_UP_TIMEOUT_S
+        while self.ready and self.status()["state"] not in ("ready", "off"):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the lab's warm-up did not end: {self.status()}")
+            time.sleep(0.2)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
+
+
+class Gate:
+    """A ``before_task`` hook of :class:`~tumble.lab.warmup.WarmUp` that holds each task
+    until the test lets it through: the page can be seen while a task is "compiling"."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._permits = 0
+        self._open = False
+        self.holding: str | None = None  # the label of the task held now
+
+    def __call__(self, task) -> None:
+        with self._cond:
+            self.holding = task.label
+            self._cond.notify_all()
+            self._cond.wait_for(lambda: self._open or self._permits > 0)
+            if not self._open:
+                self._permits -= 1
+            self.holding = None
+
+    def wait_holding(self, label: str, timeout: float = 60) -> None:
+        with self._cond:
+            assert self._cond.wait_for(lambda: self.holding == label, timeout), self.holding
+
+    def let_through(self, n: int = 1) -> None:
+        with self._cond:
+            self._permits += n
+            self._cond.notify_all()
+
+    def open(self) -> None:
+        with self._cond:
+            self._open = True
+            self._cond.notify_all()
 
 
 @pytest.fixture(scope="session")

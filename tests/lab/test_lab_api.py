@@ -43,7 +43,10 @@ def test_methods_lists_every_method_with_order_and_conservation(client) -> None:
     methods = r.json()
     assert [m["name"] for m in methods] == list(rigid.METHODS)
     for m in methods:
-        assert set(m) == {"name", "description", "order", "conserves", "properties"}
+        assert set(m) == {
+            "name", "description", "order", "conserves", "shown_at_start", "properties"
+        }  # fmt: skip
+        assert m["shown_at_start"] == (m["name"] in api.SHOWN_AT_START)
         assert m["description"]
         assert "\n" not in m["description"]
         assert len(m["description"]) <= 100
@@ -387,24 +390,30 @@ def _plotly_version(path: Path) -> tuple[int, ...]:
     return tuple(int(g) for g in match.groups())
 
 
-def test_plotly_js_is_the_partial_bundle_in_a_checkout_else_the_python_packages(
+def test_plotly_js_is_the_partial_bundle_when_there_else_the_python_packages(
     monkeypatch, tmp_path
 ) -> None:
-    """The page's plotly.js is the npm-installed partial bundle if tumble runs from a
-    checkout where ``./dev`` put it in ``node_modules``, else the full bundle inside the
-    ``plotly`` Python package (a wheel install, or no npm)."""
+    """The page's plotly.js is the partial bundle in the package (a wheel built with npm),
+    or the npm-installed one if tumble runs from a checkout where ``./dev`` put it in
+    ``node_modules``, else the full bundle inside the ``plotly`` Python package (no npm)."""
     assert (server.BASIC_BUNDLE.parents[2] / "package-lock.json").is_file()  # this checkout
     full = Path(str(resources.files("plotly") / "package_data" / "plotly.min.js"))
     checkout = tmp_path / "checkout"
     bundle = checkout / "node_modules" / "plotly-basic.min.js"
+    packaged = tmp_path / "wheel" / "tumble" / "lab" / "vendor" / "plotly-basic.min.js"
     monkeypatch.setattr(server, "CHECKOUT", checkout)
     monkeypatch.setattr(server, "BASIC_BUNDLE", bundle)
+    monkeypatch.setattr(server, "PACKAGED_BUNDLE", packaged)
     assert server.plotly_js_path() == full  # nothing installed
     bundle.parent.mkdir(parents=True)
     bundle.write_text("/* partial */")
     assert server.plotly_js_path() == full  # not a checkout: no package-lock.json
     (checkout / "package-lock.json").write_text("{}")
     assert server.plotly_js_path() == bundle
+    # A wheel built with npm at hand carries the bundle in the package (hatch_build.py).
+    packaged.parent.mkdir(parents=True)
+    packaged.write_text("/* partial, packaged */")
+    assert server.plotly_js_path() == packaged
 
 
 @pytest.mark.skipif(not server.BASIC_BUNDLE.is_file(), reason="./dev has not run npm ci here")

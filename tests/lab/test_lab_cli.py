@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient  # imported first by conftest, warning filtered there
 
 from tumble import cli
-from tumble.lab import server
+from tumble.lab import api, server
 
 
 @pytest.fixture
@@ -48,13 +48,19 @@ def test_run_binds_the_given_host_and_opens_the_browser(monkeypatch, capsys) -> 
 
     monkeypatch.setattr(server, "_serve", fake_serve)
     monkeypatch.setattr(server, "_open_when_up", lambda url: opened.append(url))
-    monkeypatch.setattr(server.api, "warm_up", lambda: None)
+    monkeypatch.setattr(api, "warm_up_plan", lambda: [])
+    progress: list[str] = []  # the worker's lines, which may come after the test's capture
+    monkeypatch.setattr(server, "_console", lambda line, transient: progress.append(line))
     server.run(port=0, open_browser=True)  # 0: a free port, as the real 8050 may be taken
     host, port = served[0][:2]
     assert host == "127.0.0.1"
     assert port > 0
     url = f"http://127.0.0.1:{port}/"
-    assert f"serving on {url}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"serving on {url}" in out
+    # The phases in order: which plotly.js the page gets, the address, the warm-up.
+    assert out.index("page assets: plotly.js") < out.index("serving on")
+    assert out.index("serving on") < out.index("then compiling the integrators in the background")
     # The opener runs on a thread (it waits for the server); here it returns at once.
     deadline = time.monotonic() + 5
     while not opened and time.monotonic() < deadline:
@@ -83,5 +89,5 @@ def test_open_when_up_waits_for_the_server(monkeypatch) -> None:
     monkeypatch.setattr(server.time, "sleep", lambda s: None)
     monkeypatch.setattr(server.webbrowser, "open", opened.append)
     server._open_when_up("http://127.0.0.1:8050/")
-    assert attempts == ["http://127.0.0.1:8050/api/methods"] * 3
+    assert attempts == ["http://127.0.0.1:8050/"] * 3  # the page: it answers at once
     assert opened == ["http://127.0.0.1:8050/"]

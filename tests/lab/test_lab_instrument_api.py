@@ -200,7 +200,7 @@ def test_the_warm_up_covers_a_blow_up() -> None:
 def test_a_busy_port_is_one_line_before_any_work(capsys, monkeypatch) -> None:
     started: list[object] = []
     monkeypatch.setattr(server, "_serve", lambda app, sock: started.append(app))
-    monkeypatch.setattr(server.api, "warm_up", lambda: started.append("warm-up"))
+    monkeypatch.setattr(server, "WarmUp", lambda *a, **k: started.append("warm-up"))
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)

@@ -43,6 +43,7 @@ from pydantic import (
 from tumble import InputError, exact, figures, rigid, scenarios
 from tumble._kernels.dispatch import single_thread
 from tumble._validate import describe
+from tumble.lab.warmup import Task
 
 __all__ = [
     "CONVERGENCE_REFINEMENTS",
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_WORK",
     "POLHODE_LEVELS",
     "PRESETS",
+    "SHOWN_AT_START",
     "Preset",
     "SimulateRequest",
     "WorkTooLarge",
@@ -62,6 +64,8 @@ __all__ = [
     "simulate",
     "validation_message",
     "warm_up",
+    "warm_up_plan",
+    "warm_up_tasks",
 ]
 
 #: Records per trace at most: ``every = ceil(steps / (MAX_POINTS - 2))`` steps between
@@ -83,6 +87,10 @@ MAX_FORCED_ROTATIONS = 100.0
 #: Largest request body in bytes (a full request is under 1 KiB); beyond it: 413.
 MAX_BODY_BYTES = 16 * 1024
 
+#: The methods the page ticks when its address names none: the five of the article's toy.
+#: They (with the exact reference) are the first the warm-up compiles.
+SHOWN_AT_START = ("explicit", "jolt", "naive_rotation", "modified_jolt", "momentum_first")
+
 
 def method_table() -> list[dict[str, Any]]:
     """The body of ``GET /api/methods``: one object per method of :data:`tumble.rigid.METHODS`.
@@ -91,7 +99,7 @@ def method_table() -> list[dict[str, Any]]:
     error; ``null`` for the exact solution, which has no truncation error), ``conserves``
     (the quantities among ``|L|``, ``world L`` and ``energy`` that the method keeps exactly
     for a free body) and ``properties`` (the rest of its record), all from
-    :func:`tumble.rigid.method_info`.
+    :func:`tumble.rigid.method_info`, and ``shown_at_start`` (in :data:`SHOWN_AT_START`).
     """
     out = []
     for name in rigid.METHODS:
@@ -102,6 +110,7 @@ def method_table() -> list[dict[str, Any]]:
                 "description": info.description,
                 "order": None if math.isinf(info.order) else info.order,
                 "conserves": list(info.conserves),
+                "shown_at_start": name in SHOWN_AT_START,
                 "properties": {
                     "order": info.order_label,
                     "L_norm": info.L_norm,
@@ -452,27 +461,70 @@ def preset_table() -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------------------
-# running numba from request threads
+# the start-up warm-up (loading or compiling the kernels ahead of the requests)
+
+
+def warm_up_plan() -> list[Task]:
+    """The lab's start-up work (:class:`tumble.lab.warmup.WarmUp` runs it in the background),
+    in the order people need it: the exact reference and :data:`SHOWN_AT_START` (the page's
+    first view), the other methods of :data:`tumble.rigid.METHODS` in their order, then
+    each torque preset's first view (the methods of :data:`SHOWN_AT_START` under its torque
+    model, and its reference at the default steps and rotations, which
+    :func:`_forced_reference` keeps), then the other methods under each torque model.
+
+    A method's task is what a request with it runs first: a two-step run, and one step (the
+    path on which a run that blew up tells an input overflow from a divergence).
+    """
+    free = dict.fromkeys(("exact", *SHOWN_AT_START, *rigid.METHODS))
+    tasks = [_method_task(None, m) for m in free]
+    forced = [m for m in free if m != "exact"]
+    for torque in scenarios.TORQUE_SCENARIOS:
+        tasks += [_method_task(torque, m) for m in SHOWN_AT_START]
+        run = functools.partial(_warm_reference, torque)
+        tasks.append(Task((torque, None), f"{torque} reference", run))
+    for torque in scenarios.TORQUE_SCENARIOS:
+        tasks += [_method_task(torque, m) for m in forced if m not in SHOWN_AT_START]
+    return tasks
+
+
+def warm_up_tasks(request: SimulateRequest) -> list[Task]:
+    """The tasks of :func:`warm_up_plan` that ``request`` needs done before it computes
+    without compiling: its methods (under its torque model), and for a free body the exact
+    reference. A composed method, which the plan lacks, gets a task of the same kind."""
+    _check_request(request)
+    names = request.method_names()
+    if request.torque is None and "exact" not in names:
+        names.insert(0, "exact")
+    return [_method_task(request.torque, m) for m in names]
 
 
 def warm_up() -> None:
-    """Load (or compile) every kernel a request can reach.
+    """Run every task of :func:`warm_up_plan` on this thread, in order (what ``tumble lab``
+    does in the background; a benchmark or a test that wants a warm process calls this)."""
+    for task in warm_up_plan():
+        task.run()
 
-    A two-step run of each method on the default case, then a run that blows up (explicit
-    Euler at 2 steps per rotation, min J 3), so the divergence path (a single ``step`` that
-    tells an overflowing input from a blow-up) is loaded too; then each torque scenario:
-    every method for two steps, and the reference at the default steps and rotations (the
-    view a click on its preset asks for; :func:`_forced_reference` keeps it).
-    """
-    simulate(SimulateRequest(steps_per_rotation=2, rotations=1))
-    simulate(SimulateRequest(min_j=3.0, steps_per_rotation=2, rotations=20, methods=["explicit"]))
-    # Each torque model's structure compiles step loops of its own (about a minute of CPU
-    # each on a fresh install, then cached on disk), and each preset's reference ODE solve
-    # at the default steps takes up to a second: both are paid here, not by the first
-    # click on a preset.
-    for name in scenarios.TORQUE_SCENARIOS:
-        simulate(SimulateRequest(torque=name, steps_per_rotation=2, rotations=1))
-        simulate(SimulateRequest(torque=name, methods=["explicit"]))
+
+def _method_task(torque: str | None, method: str) -> Task:
+    label = method if torque is None else f"{method} ({torque})"
+    return Task((torque, method), label, functools.partial(_warm_method, torque, method))
+
+
+def _warm_method(torque: str | None, method: str) -> None:
+    request = SimulateRequest(torque=torque, steps_per_rotation=2, rotations=1, methods=[method])
+    case = request.case()
+    # The method's loops compile here, outside single_thread(), whose lock would make every
+    # request wait for the compile; one body never starts numba's thread pool.
+    scenarios.simulate(case, method)
+    if method != "exact":  # the exact solution never blows up: no request reaches its step
+        rigid.step(case.q0, case.omega0, case.inv_inertia, case.dt, method, case.torque)
+    simulate(request)  # the rest of a request's path (reference, traces, scores): loaded
+
+
+def _warm_reference(torque: str) -> None:
+    request = SimulateRequest(torque=torque)
+    steps = request.case().steps
+    _forced_reference(torque, request.steps_per_rotation, request.rotations, _every(steps))
 
 
 # --------------------------------------------------------------------------------------
@@ -591,7 +643,7 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
     case = request.case()
     names = request.method_names()
     _check_work(request, case.steps, len(names))
-    every = max(1, math.ceil(case.steps / (MAX_POINTS - 2)))
+    every = _every(case.steps)
     with single_thread():
         # A blow-up is shown (non-finite records become nulls and diverged_at), not warned.
         trs = [scenarios.simulate(case, m, every) for m in names]
@@ -639,6 +691,11 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
         ],
         "compute_ms": (time.perf_counter() - start) * 1e3,
     }
+
+
+def _every(steps: int) -> int:
+    """Steps between records so that a run has at most :data:`MAX_POINTS` records."""
+    return max(1, math.ceil(steps / (MAX_POINTS - 2)))
 
 
 #: How the page labels the reference: the exact solution, or for a torque scenario the ODE

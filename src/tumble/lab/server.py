@@ -1,4 +1,4 @@
-"""The lab's web server: a FastAPI app (page + JSON API) and the ``tumble lab`` runner.
+"""The lab's web server: the page at once, the JSON API once loaded, and ``tumble lab``.
 
 Routes
 ------
@@ -6,48 +6,46 @@ Routes
     The page (``static/index.html``); its scripts and styles under ``/static/``.
 ``GET /static/plotly.min.js``
     plotly.js from this machine (:func:`plotly_js_path`): no CDN, works offline.
-``GET /api/methods``
-    :func:`tumble.lab.api.method_table`.
-``GET /api/figure``
-    :func:`tumble.figures.spec`: the panels, traces and colours that the page draws.
-``GET /api/presets``
-    :func:`tumble.lab.api.preset_table`: the preset menu (free bodies and torque scenarios).
-``POST /api/simulate``
-    :func:`tumble.lab.api.simulate`. 422 for a malformed or out-of-range request (the
-    ``message`` names the field), 413 for work beyond :data:`~tumble.lab.api.MAX_WORK`
-    method-steps, a torque scenario beyond :data:`~tumble.lab.api.MAX_FORCED_ROTATIONS`
-    or a body beyond :data:`~tumble.lab.api.MAX_BODY_BYTES`.
-``POST /api/convergence``
-    :func:`tumble.lab.api.convergence` (error against cost), same request and errors.
+``GET /api/status``
+    How far the start-up is: :meth:`tumble.lab.warmup.WarmUp.status`, with ``state``
+    ``"starting"`` while the API is loading and a ``message`` for the page.
+``/api/...``
+    The JSON API, :func:`tumble.lab.routes.api_app` (methods, figure, presets, simulate,
+    convergence).
 
-The endpoints are plain ``def`` functions: FastAPI runs them in its thread pool, so a
-request that is simulating (numba releases nothing, but NumPy and the JSON encoding
-interleave) does not stop the server from accepting and answering others.
+Start-up. This module imports no numba kernel: the server listens and serves the page at
+once. The API's import (:mod:`tumble.lab.routes`, which loads or, on a first run, compiles
+the kernels that tumble's modules build when imported) is the first task of the warm-up
+(:mod:`tumble.lab.warmup`), on its worker thread; a request to the API waits for it (the
+page asks ``GET /api/status`` first and says what it waits for). The warm-up then runs
+:func:`tumble.lab.api.warm_up_plan`.
 """
 
 from __future__ import annotations
 
 import errno
+import importlib
 import socket
 import sys
 import threading
 import time
 import urllib.request
 import webbrowser
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
+import anyio
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tumble import figures
 from tumble._errors import InputError
-from tumble.lab import api
+from tumble._validate import check_callable, describe
+from tumble.lab.warmup import Task, WarmUp
 
 __all__ = ["create_app", "plotly_js_path", "run"]
 
@@ -62,16 +60,22 @@ CHECKOUT = Path(__file__).resolve().parents[3]
 #: ``./dev`` installs it with ``npm ci`` from the checkout's ``package-lock.json``.
 BASIC_BUNDLE = CHECKOUT / "node_modules" / "plotly.js-basic-dist-min" / "plotly-basic.min.js"
 
+#: The same bundle inside an installed wheel, where the build hook (``hatch_build.py`` in
+#: the repository) put it; absent in a checkout.
+PACKAGED_BUNDLE = Path(__file__).resolve().parent / "vendor" / "plotly-basic.min.js"
+
 
 def plotly_js_path() -> Path:
     """The plotly.js file the page loads.
 
-    The partial bundle :data:`BASIC_BUNDLE` (1.2 MB) when tumble runs from a checkout
-    (:data:`CHECKOUT` holds ``package-lock.json``) and ``./dev`` installed it, else the
-    full bundle inside the installed ``plotly`` Python package (4.6 MB, which Chromium
-    takes about four times as long to evaluate: the first plot comes about a second later;
-    see ``docs/lab.md``).
+    The partial bundle (1.2 MB): :data:`PACKAGED_BUNDLE` in a wheel built with npm at hand,
+    or :data:`BASIC_BUNDLE` when tumble runs from a checkout (:data:`CHECKOUT` holds
+    ``package-lock.json``) and ``./dev`` installed it. Else the full bundle inside the
+    installed ``plotly`` Python package (4.6 MB, which Chromium takes about four times as
+    long to evaluate: the first plot comes about two seconds later; see ``docs/lab.md``).
     """
+    if PACKAGED_BUNDLE.is_file():
+        return PACKAGED_BUNDLE
     if (CHECKOUT / "package-lock.json").is_file() and BASIC_BUNDLE.is_file():
         return BASIC_BUNDLE
     path = Path(str(resources.files("plotly") / "package_data" / "plotly.min.js"))
@@ -80,85 +84,96 @@ def plotly_js_path() -> Path:
     return path
 
 
-#: The error answers of the endpoints that take a :class:`~tumble.lab.api.SimulateRequest`.
-_LIMITED: dict[int | str, dict[str, Any]] = {
-    413: {"description": "more work than the documented limit"},
-    422: {"description": "malformed or out-of-range request"},
-}
+#: The label of the warm-up's first task: importing the API (and with it the library).
+LOADING = "tumble's modules"
 
 
-def _error(status: int, message: str, detail: Any = None) -> JSONResponse:
-    body: dict[str, Any] = {"message": message}
-    if detail is not None:
-        body["detail"] = detail
-    return JSONResponse(body, status_code=status)
+class _Deferred:
+    """The API app, once a thread has built it; a request before that waits for it."""
+
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
+        self.failure: str | None = None
+        self._done = threading.Event()
+
+    @property
+    def waiting(self) -> bool:
+        return not self._done.is_set()
+
+    def load(self, warm_up: WarmUp | None) -> None:
+        """Import :mod:`tumble.lab.routes` and build the API; then queue the warm-up's plan."""
+        try:
+            # Imported here, not at the top: on a first run it compiles kernels for a minute.
+            routes = importlib.import_module("tumble.lab.routes")
+            self.app = routes.api_app(warm_up)
+        except Exception as exc:
+            self.failure = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            self._done.set()
+        if warm_up is not None:
+            warm_up.add(importlib.import_module("tumble.lab.api").warm_up_plan())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.waiting:
+            await anyio.to_thread.run_sync(self._done.wait)
+        if self.app is None:
+            answer = JSONResponse(
+                {"message": f"the lab's API could not load: {self.failure}"}, status_code=500
+            )
+            await answer(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
-def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = None) -> FastAPI:
-    """The lab application.
+def create_app(
+    *, warm_up: bool | WarmUp = True, on_ready: Callable[[], None] | None = None
+) -> FastAPI:
+    """The lab application: the page and ``GET /api/status`` at once, the API once loaded.
 
     Parameters
     ----------
-    warm_up : bool, optional
-        Run every method once at start-up, so that loading numba's cached kernels (or
-        compiling them, on a fresh install) is not paid by the first visitor.
+    warm_up : bool or WarmUp, optional
+        True: at start-up, a :class:`~tumble.lab.warmup.WarmUp` loads the API and then runs
+        :func:`tumble.lab.api.warm_up_plan` in the background, so that loading numba's
+        cached kernels (or compiling them, on a fresh install) is not paid by the first
+        visitor. A :class:`~tumble.lab.warmup.WarmUp`: that one (a console log, a test's
+        hold), with the loading of the API put first. False: the API is loaded here, and
+        every request compiles what it needs itself.
     on_ready : callable, optional
-        Called once start-up (and the warm-up) is done.
+        Called once the server is up (the warm-up has started, not ended).
+
+    Raises
+    ------
+    InputError
+        ``warm_up`` or ``on_ready`` of the wrong kind.
     """
+    if isinstance(warm_up, WarmUp):
+        runner: WarmUp | None = warm_up
+    elif isinstance(warm_up, bool):
+        runner = WarmUp([]) if warm_up else None
+    else:
+        raise InputError(f"warm_up: expected a bool or a WarmUp, got {describe(warm_up)}")
+    if on_ready is not None:
+        check_callable(on_ready, "on_ready", 0)
+    deferred = _Deferred()
+    if runner is None:
+        deferred.load(None)
+    else:
+        runner.add([Task("load", LOADING, lambda: deferred.load(runner))], first=True)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        if warm_up:
-            api.warm_up()
+        if runner is not None:
+            runner.start()
         if on_ready is not None:
             on_ready()
         yield
+        if runner is not None:
+            runner.stop()
 
-    app = FastAPI(
-        title="tumble lab",
-        description="Rigid-body integrators against the exact torque-free motion, or an "
-        "ODE reference under a torque.",
-        lifespan=lifespan,
-    )
+    app = FastAPI(title="tumble lab", lifespan=lifespan, docs_url=None, redoc_url=None)
     plotly_js = plotly_js_path()
-
-    @app.middleware("http")
-    async def limit_body(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None:
-            if not length.isdigit():
-                return _error(400, "content-length: expected a number of bytes")
-            if int(length) > api.MAX_BODY_BYTES:
-                return _error(
-                    413, f"body: {length} bytes exceeds the limit of {api.MAX_BODY_BYTES}"
-                )
-        # Counted on the bytes actually read: a chunked body has no Content-Length, and a
-        # client may send more than it declared. Reading stops one chunk past the limit.
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > api.MAX_BODY_BYTES:
-                return _error(
-                    413, f"body: more than {api.MAX_BODY_BYTES} bytes, the limit of a request"
-                )
-        # What Request.body() caches; call_next hands it to the endpoint from there.
-        request._body = bytes(body)
-        return await call_next(request)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
-        return _error(422, api.validation_message(errors), errors)
-
-    @app.exception_handler(InputError)
-    async def refused_case(_: Request, exc: InputError) -> JSONResponse:
-        return _error(422, str(exc))
-
-    @app.exception_handler(api.WorkTooLarge)
-    async def too_much_work(_: Request, exc: api.WorkTooLarge) -> JSONResponse:
-        return _error(413, str(exc))
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
@@ -174,58 +189,41 @@ def create_app(*, warm_up: bool = True, on_ready: Callable[[], None] | None = No
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    @app.get("/api/methods")
-    def methods() -> list[dict[str, Any]]:
-        """Every integrator: name, one-line description, order, what it conserves."""
-        return api.method_table()
+    @app.get("/api/status")
+    def status() -> dict[str, Any]:
+        """The start-up: ``state`` (``"starting"`` while the API loads, ``"compiling"``,
+        ``"ready"``; ``"off"`` without a warm-up), tasks ``done`` of ``total``, the
+        ``running`` one, those that ``failed``, ``seconds``, and a ``message``."""
+        if runner is None:
+            out: dict[str, Any] = {"state": "off", "done": 0, "total": 0, "running": None,
+                                   "failed": [], "seconds": 0.0}  # fmt: skip
+        else:
+            out = runner.status()
+        if deferred.waiting:
+            out["state"] = "starting"
+            out["message"] = (
+                f"starting: loading {LOADING} (a first run compiles their kernels, a minute)"
+            )
+        elif deferred.app is None:
+            out["state"] = "failed"
+            out["message"] = f"the lab's API could not load: {deferred.failure}"
+        elif out["running"] is not None:
+            out["message"] = f"compiling {out['running']} ({out['done'] + 1} of {out['total']})"
+        else:
+            out["message"] = out["state"]
+        return out
 
-    @app.get("/api/figure")
-    def figure() -> dict[str, Any]:
-        """The figure spec: panels on a grid, traces by name, one colour per method."""
-        return figures.spec()
-
-    @app.get("/api/presets")
-    def presets() -> list[dict[str, Any]]:
-        """The preset menu: named cases with the request fields they set."""
-        return api.preset_table()
-
-    @app.post(
-        "/api/simulate",
-        responses=_LIMITED,
-    )
-    def simulate(request: api.SimulateRequest) -> Response:
-        """Run the methods on one case; traces decimated to at most ``MAX_POINTS`` records."""
-        start = time.perf_counter()
-        body = api.simulate(request)
-        data = api.encode(body)
-        ms = (time.perf_counter() - start) * 1e3
-        return Response(
-            data,
-            media_type="application/json",
-            headers={"Server-Timing": f"app;dur={ms:.1f}", "Cache-Control": "no-store"},
-        )
-
-    @app.post(
-        "/api/convergence",
-        responses=_LIMITED,
-    )
-    def convergence(request: api.SimulateRequest) -> Response:
-        """Final attitude error against cost at dt, dt/2, dt/4 for the requested methods."""
-        return Response(
-            api.encode(api.convergence(request)),
-            media_type="application/json",
-            headers={"Cache-Control": "no-store"},
-        )
-
+    app.mount("/api", deferred)
     return app
 
 
 def _open_when_up(url: str, timeout: float = 30.0) -> None:
-    """Open ``url`` in the user's browser as soon as the server answers."""
+    """Open ``url`` in the user's browser as soon as the server answers (the page says
+    what it waits for, if anything)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(url + "api/methods", timeout=1.0):
+            with urllib.request.urlopen(url, timeout=1.0):
                 break
         except OSError:
             time.sleep(0.2)
@@ -266,11 +264,37 @@ def _serve(app: FastAPI, sock: socket.socket) -> None:
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
+def _console(line: str, transient: bool) -> None:
+    """A progress line of the warm-up on standard output. On a terminal a transient line
+    (a task that started, or ended within a second: loaded from the cache) is overwritten
+    by the next; elsewhere (a log file, a pipe) only the lasting lines are written."""
+    out = sys.stdout
+    if out.isatty():
+        out.write(f"\r\x1b[Ktumble lab: {line}" + ("" if transient else "\n"))
+    elif not transient:
+        out.write(f"tumble lab: {line}\n")
+    out.flush()
+
+
+def _assets_line() -> str:
+    """Which plotly.js the page gets, for the console."""
+    js = plotly_js_path()
+    size = f"{js.stat().st_size / 1e6:.1f} MB"
+    if js in (PACKAGED_BUNDLE, BASIC_BUNDLE):
+        return f"page assets: plotly.js partial bundle ({size}, {js})"
+    return (
+        f"page assets: plotly.js partial bundle missing (install npm and run ./dev lab in a "
+        f"checkout, or build the wheel with npm at hand): serving the full bundle ({size}, "
+        "its first plot comes about two seconds later)"
+    )
+
+
 def run(host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -> None:
     """Serve the lab with uvicorn until interrupted (``tumble lab``).
 
     The port is bound first: a busy port is one line on stderr and status 2, before any
-    start-up work. The address is printed once the integrators are loaded.
+    start-up work. The server answers at once; the warm-up compiles in the background and
+    prints its progress (one line per task that took a second or more, and a last line).
 
     Parameters
     ----------
@@ -285,12 +309,19 @@ def run(host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -
     port = int(sock.getsockname()[1])
     shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
     url = f"http://[{shown}]:{port}/" if ":" in shown else f"http://{shown}:{port}/"
-    print("tumble lab: loading the integrators (the first run compiles them)...", flush=True)
+    print(f"tumble lab: {_assets_line()}", flush=True)
     if open_browser:
         threading.Thread(target=_open_when_up, args=(url,), daemon=True).start()
+    runner = WarmUp([], log=_console)
 
     def ready() -> None:
         print(f"tumble lab: serving on {url} (Ctrl+C to stop)", flush=True)
+        print(
+            f"tumble lab: loading {LOADING}, then compiling the integrators in the background, "
+            "the page's first view first (from an empty numba cache: minutes; the page says "
+            "what it waits for)",
+            flush=True,
+        )
 
     with sock:
-        _serve(create_app(on_ready=ready), sock)
+        _serve(create_app(warm_up=runner, on_ready=ready), sock)

@@ -7,10 +7,9 @@
 (function () {
   const $ = (id) => document.getElementById(id);
 
-  // The article's toy shows these five by default; the others start unticked (not computed).
-  const SHOWN_AT_START = ["explicit", "jolt", "naive_rotation", "modified_jolt", "momentum_first"];
   const DEFAULTS = { min_j: 0.5, median_j: 0.5, energy: 0.4, steps_per_rotation: 64, rotations: 20 };
   const DEBOUNCE_MS = 60;
+  const POLL_MS = 500;       // while the server compiles what a request needs, ask again this often
   const MAX_STEPS_PER_ROTATION = 100000;
   const MAX_ROTATIONS = 100000;
   const CURSOR_MS = 200;     // plot cursor refresh interval while playing
@@ -26,6 +25,8 @@
     dash: {},             // name -> line style (from the spec)
     state: null,          // every setting; the URL's query string mirrors it
     data: null,           // last /api/simulate answer
+    compiling: null,      // the server's last 202 answer while the view waits for it, else null
+    compilingSeen: 0,     // 202 answers shown (tests wait on it)
     request: null,        // the body that produced `data`
     completed: 0,         // answered requests (tests wait on it)
     failed: 0,
@@ -47,6 +48,10 @@
 
   // ------------------------------------------------------------------ state and URL
 
+  // The methods ticked when the address names none: the server's first view (the five of
+  // the article's toy), which it also compiles first.
+  const shownAtStart = () => lab.methods.filter((m) => m.shown_at_start).map((m) => m.name);
+
   const NUMBERS = ["min_j", "median_j", "energy", "steps_per_rotation", "rotations"];
 
   function parseTriple(text) {
@@ -64,9 +69,8 @@
       if (Number.isFinite(v)) s[k] = v;
     }
     const names = lab.methods.map((m) => m.name).filter((m) => m !== lab.spec.reference.method);
-    s.methods = q.has("methods")
-      ? q.get("methods").split(",").filter((m) => names.includes(m))
-      : SHOWN_AT_START.filter((m) => names.includes(m));
+    s.methods = (q.has("methods") ? q.get("methods").split(",") : shownAtStart())
+      .filter((m) => names.includes(m));
     if (q.has("view") && names.includes(q.get("view"))) s.view = q.get("view");
     s.inv_inertia = parseTriple(q.get("inv_inertia"));
     s.omega_body = parseTriple(q.get("omega_body"));
@@ -322,6 +326,55 @@
 
   // ------------------------------------------------------------------ requests
 
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  // While the server compiles what a view needs it answers 202 with what it waits for
+  // (`message`: "compiling jolt (3 of 6)", `done` of `total`): the notice, the status line
+  // and the empty plots say so until the answer comes. Without `total` (the server is
+  // still loading its API) the progress bar is indeterminate.
+  function showCompiling(answer) {
+    lab.compiling = answer;
+    lab.compilingSeen += 1;
+    const text = `${answer.message}: the plots follow when it is ready`;
+    $("compile-text").textContent = text;
+    const bar = $("compile-progress");
+    if (answer.total) {
+      bar.max = answer.total;
+      bar.value = answer.done;
+    } else {
+      bar.removeAttribute("value");
+    }
+    $("compile-notice").hidden = false;
+    setStatus(text);
+    // The figures of the view (not error versus cost, which has its own button and line).
+    for (const fig of lab.spec ? lab.spec.figures : []) $(`plot-${fig.id}`).dataset.placeholder = text;
+  }
+
+  function hideCompiling() {
+    lab.compiling = null;
+    $("compile-notice").hidden = true;
+  }
+
+  // POST `body` to `url`, asking again every POLL_MS while the server answers 202 (still
+  // compiling; `onWait` gets that answer). Returns [response, answer] of the final answer,
+  // or null when `current()` turned false meanwhile (a newer request replaced this one).
+  async function postWhenCompiled(url, body, signal, current, onWait) {
+    for (;;) {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Prefer: "respond-async" },
+        body: JSON.stringify(body),
+        signal,
+      });
+      const answer = await res.json();
+      if (!current()) return null;
+      if (res.status !== 202) return [res, answer];
+      onWait(answer);
+      await sleep(POLL_MS);
+      if (!current()) return null;
+    }
+  }
+
   async function request() {
     if (inFlight) inFlight.abort();  // a newer setting replaces the answer we were waiting for
     const controller = new AbortController();
@@ -334,16 +387,14 @@
     }
     const t0 = performance.now();
     setStatus("computing…");
+    const current = () => controller === inFlight;
     try {
-      const res = await fetch("/api/simulate", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-        signal: controller.signal,
-      });
-      const answer = await res.json();
+      const final = await postWhenCompiled("/api/simulate", body, controller.signal, current, showCompiling);
+      if (final === null) return;  // superseded while compiling or while the body arrived
+      const [res, answer] = final;
+      hideCompiling();
       await plotlyReady;
-      if (controller !== inFlight) return;  // superseded while the body (or plotly) arrived
+      if (!current()) return;  // superseded while plotly arrived
       if (!res.ok) {
         lab.failed += 1;
         setStatus(`${res.status}: ${answer.message || res.statusText}`, true);
@@ -369,6 +420,7 @@
         "not the method's behaviour. Fewer steps per rotation or rotations draw every step.";
     } catch (err) {
       if (err.name === "AbortError") return;
+      hideCompiling();
       lab.failed += 1;
       setStatus(`request failed: ${err.message}`, true);
     } finally {
@@ -577,6 +629,7 @@
       const plot = document.createElement("div");
       plot.id = `plot-${fig.id}`;
       plot.className = fig.wide ? "plot" : "plot square";
+      plot.dataset.placeholder = "computing…";  // shown while the plot is empty (lab.css)
       const caption = document.createElement("figcaption");
       caption.textContent = fig.caption;
       el.append(plot, caption);
@@ -653,7 +706,7 @@
       if (group === lab.spec.reference.label) return false;
       // Only this method (the exact reference always stays); again: the article's five.
       const only = lab.state.methods.length === 1 && lab.state.methods[0] === group;
-      lab.state.methods = only ? SHOWN_AT_START.slice() : [group];
+      lab.state.methods = only ? shownAtStart() : [group];
       showState();
       fillViewSelect();
       changed();
@@ -1109,10 +1162,8 @@
     body.methods = body.methods.filter((m) => m !== lab.spec.reference.method);
     if (!body.methods.length) { status.textContent = "tick at least one method"; return; }
     status.textContent = `measuring ${body.methods.length} methods at dt, dt/2 and dt/4…`;
-    const res = await fetch("/api/convergence", {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-    });
-    const answer = await res.json();
+    const [res, answer] = await postWhenCompiled("/api/convergence", body, undefined, () => true,
+      (wait) => { status.textContent = `${wait.message}: measuring when it is ready`; });
     if (!res.ok) { status.textContent = `${res.status}: ${answer.message}`; return; }
     const traces = answer.methods.map((m) => {
       const pts = m.points.filter((p) => p.error !== null && p.error > 0);
@@ -1200,7 +1251,19 @@
 
   // ------------------------------------------------------------------ start-up
 
+  // On a first run the server loads its API for about a minute (importing tumble compiles
+  // kernels); GET /api/status answers meanwhile, and the notice says so.
+  async function serverLoaded() {
+    for (;;) {
+      const status = await (await fetch("/api/status")).json();
+      if (status.state !== "starting") return;
+      showCompiling({ message: status.message });
+      await sleep(POLL_MS);
+    }
+  }
+
   async function start() {
+    await serverLoaded();
     const [methods, spec, presets] = await Promise.all(
       ["/api/methods", "/api/figure", "/api/presets"].map((url) => fetch(url).then((res) => res.json())));
     lab.methods = methods;
@@ -1248,5 +1311,8 @@
     await request();
   }
 
-  start().catch((err) => setStatus(`start-up failed: ${err.message}`, true));
+  start().catch((err) => {
+    hideCompiling();
+    setStatus(`start-up failed: ${err.message}`, true);
+  });
 })();
