@@ -12,6 +12,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -338,6 +339,30 @@ def test_a_leaked_perturbation_is_reported():
 
     with pytest.raises(InputError, match="leaked"):
         derivative(outer, 1.0)
+
+
+def test_regression_a_perturbation_running_in_another_thread_is_not_active_here():
+    # issue 27: the set of running differentiations was process-wide, so a dual of a
+    # differentiation running in another thread passed the leak check here and came back
+    # as a Dual instead of an error.
+    shared = []
+    ready, done = threading.Event(), threading.Event()
+
+    def holds(x):
+        shared.append(x)
+        ready.set()
+        done.wait(60)
+        return x * x
+
+    worker = threading.Thread(target=lambda: derivative(holds, 3.0))
+    worker.start()
+    try:
+        assert ready.wait(60)
+        with pytest.raises(InputError, match="leaked out"):
+            derivative(lambda y: y * shared[0], 2.0)
+    finally:
+        done.set()
+        worker.join()
 
 
 # ---------------------------------------------------------------------------------------

@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -92,9 +94,13 @@ An unbatched Jacobian of ``f: R^n -> R^m`` has ``m n`` entries: ``x`` of shape
 :class:`~tumble.InputError` before they evaluate ``f`` on duals.
 """
 
+# Tags are process-wide so that they stay unique across threads; drawing one is the only
+# shared state, and it happens under a lock. Which differentiations are running is
+# context-local: a thread's finished or running tags never change another's checks.
 _TAGS = itertools.count(1)
 _LAST_TAG = [0]
-_ACTIVE: set[int] = set()
+_TAG_LOCK = threading.Lock()
+_ACTIVE: ContextVar[frozenset[int]] = ContextVar("tumble_dual_active_tags", default=frozenset())
 
 
 def _check_f(f: Any) -> None:
@@ -114,36 +120,40 @@ def _as_point(x: ArrayLike | Dual, name: str) -> NDArray[np.floating[Any]] | Dua
 
 def _new_tag(x: Any) -> int:
     """A tag larger than every tag drawn so far (and than x's, if x is a dual)."""
-    tag = next(_TAGS)
+    with _TAG_LOCK:
+        tag = next(_TAGS)
+        _LAST_TAG[0] = tag
     if isinstance(x, Dual) and x.tag >= tag:
         raise InputError(
             f"x: a dual of tag {x.tag} cannot be differentiated again with the smaller tag "
             f"{tag}; tags of hand-made duals must stay below those the drivers draw"
         )
-    _LAST_TAG[0] = tag
     return tag
 
 
 @contextlib.contextmanager
 def _differentiating(tag: int) -> Iterator[None]:
-    """Mark ``tag`` as in progress while ``f`` runs; once finished, any dual of it that
-    turns up again (kept by a closure, say) has escaped and is refused."""
-    _ACTIVE.add(tag)
+    """Mark ``tag`` as in progress in this context while ``f`` runs; once finished, any
+    dual of it that turns up again (kept by a closure, say) has escaped and is refused."""
+    token = _ACTIVE.set(_ACTIVE.get() | {tag})
     try:
         yield
     finally:
-        _ACTIVE.discard(tag)
+        _ACTIVE.reset(token)
 
 
 def _check_escaped(y: Any, tag: int) -> None:
-    """Raise if ``y`` carries a perturbation of a differentiation that has finished."""
+    """Raise if ``y`` carries a perturbation of a differentiation that is not running in
+    this context: one that has finished, or one running in another thread."""
+    active = _ACTIVE.get()
     while isinstance(y, Dual):
-        if y.tag not in _ACTIVE and 0 < y.tag <= _LAST_TAG[0]:
+        if y.tag not in active and 0 < y.tag <= _LAST_TAG[0]:
             raise InputError(
                 f"f: its result carries a perturbation of tag {y.tag}, from a "
-                f"differentiation that has already finished (this one has tag {tag}): the "
-                "perturbation leaked out, for instance a dual kept in a closure or a global "
-                "and reused. Recompute it inside f"
+                f"differentiation that has already finished or runs in another thread (this "
+                f"one has tag {tag}): the perturbation leaked out, for instance a dual kept "
+                "in a closure or a global and reused. Recompute it inside f (a thread that f "
+                "starts must run in a copy of its context: contextvars.copy_context().run)"
             )
         _check_escaped(y._v, tag)
         y = y._d
