@@ -154,6 +154,44 @@ def test_batched_f_with_per_point_data_from_outside_falls_back_to_one_pass(rng):
         close(J, expected, EXACT_TOL)
 
 
+def test_regression_an_error_of_f_on_a_slice_propagates_instead_of_a_silent_retry(rng):
+    # issue 27: any exception of f on the first slice of points was swallowed and all
+    # points evaluated at once, so a bug that shows on a slice became a slow path. Only
+    # NumPy's shape error (ValueError) falls back now; f's own KeyError propagates.
+    weights = {30: rng.normal(size=(30, 1))}
+    calls = []
+
+    def keyed(p):
+        calls.append(p.shape[0])
+        return field(p) * weights[p.shape[0]]
+
+    points = rng.normal(size=(30, 3))
+    with pytest.raises(KeyError):
+        jacobian(keyed, points, batched=True, points_per_pass=10)
+    assert calls == [10]
+    # Declared unsliceable, the same f runs once over all points, right.
+    J = jacobian(keyed, points, batched=True, points_per_pass=10, sliceable=False)
+    close(J, field_jacobian(points) * weights[30][..., None], EXACT_TOL)
+    assert calls == [10, 30]
+
+
+def test_sliceable_true_refuses_an_f_that_does_not_act_on_slices(rng):
+    points = rng.normal(size=(30, 3))
+    offsets = rng.normal(size=(30, 3))
+    with pytest.raises(ValueError, match="broadcast"):
+        jacobian(
+            lambda p: field(p + offsets), points, batched=True, points_per_pass=10, sliceable=True
+        )
+    with pytest.raises(InputError, match=r"^f: returned shape .* sliceable=True"):
+        jacobian(lambda p: field(p)[:2], points, batched=True, points_per_pass=10, sliceable=True)
+    sliced = jacobian(field, points, batched=True, points_per_pass=10, sliceable=True)
+    np.testing.assert_array_equal(sliced, jacobian(field, points, batched=True))
+    with pytest.raises(InputError, match=r"^sliceable"):
+        jacobian(field, points, batched=True, sliceable="yes")
+    with pytest.raises(InputError, match=r"^sliceable"):
+        gradient(lambda p: p[..., 0], points, batched=True, sliceable=1)
+
+
 def test_unbatched_jacobian_of_a_batch_is_block_diagonal(rng):
     points = rng.normal(size=(2, 3))
     J = jacobian(field, points)
@@ -397,14 +435,15 @@ def test_regression_unbatched_jacobian_of_many_points_is_refused_up_front():
     calls = []
 
     def pointwise(p):
-        calls.append(type(p).__name__)
+        calls.append((type(p).__name__, p.npartials))
         return field(p)
 
     x = np.random.default_rng(3).normal(size=(100_000, 3))
     with pytest.raises(InputError, match=r"batched=True.*max_bytes|671"):
         jacobian(pointwise, x)
-    # f ran once, on floats, to learn its output size; never on duals.
-    assert calls == ["ndarray"]
+    # f ran once, on duals carrying one direction, to learn its output size: never on a
+    # chunk of 64 directions, and never speculatively on floats (issue 27).
+    assert calls == [("Dual", 1)]
     assert jacobian(field, x[:4], batched=True).shape == (4, 3, 3)
 
 

@@ -258,8 +258,10 @@ def test_regression_nan_safe_is_per_thread():
         t.join()
     safe, unsafe = np.array(results[True]), np.array(results[False])
     assert safe.shape == unsafe.shape == (calls, 2)
-    assert np.all(safe[:, 0] == np.inf) and np.all(safe[:, 1] == 1.0)
-    assert np.all(unsafe[:, 0] == np.inf) and np.all(np.isnan(unsafe[:, 1]))
+    assert np.all(safe[:, 0] == np.inf)
+    assert np.all(safe[:, 1] == 1.0)
+    assert np.all(unsafe[:, 0] == np.inf)
+    assert np.all(np.isnan(unsafe[:, 1]))
 
 
 def test_nan_safe_is_restored_per_context_and_copied_contexts_inherit_it():
