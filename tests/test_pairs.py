@@ -7,6 +7,7 @@ from __future__ import annotations
 import fractions
 import functools
 import itertools
+import math
 import operator
 import sys
 
@@ -466,6 +467,38 @@ def test_count_if_forcing_an_impossible_path_says_why():
         distinct_pairs(["a", "b", "c"]).count_if(lambda a, b: a < b, path="numba")
     with pytest.raises(InputError, match="path: 'numpy' cannot run here"):
         distinct_pairs([1, 2, 3]).count_if(lambda a, b: a < b and b < 3, path="numpy")
+
+
+def test_regression_an_error_of_pred_on_arrays_propagates_instead_of_a_silent_fallback():
+    # issue 27: the vectorised probe swallowed any exception of pred on arrays and ran
+    # the pure-Python path, so a bug that shows only on arrays became a slow path. Here
+    # pred looks up a table by the type of its argument: fine on the Python ints of the
+    # sample, a KeyError on arrays (numba cannot compile the lookup at all).
+    table = {int: 10}
+
+    def pred(a, b):
+        return a + b < table[type(a)]
+
+    view = distinct_pairs(list(range(8)))
+    for path in ("auto", "numpy"):
+        with pytest.raises(KeyError):
+            view.count_if(pred, path=path)
+    assert view.count_if(pred, path="python") == sum(
+        1 for a, b in itertools.combinations(range(8), 2) if a + b < 10
+    )
+
+
+def test_count_if_auto_skips_numpy_for_preds_written_for_scalars():
+    # What scalar code raises on arrays means "not vectorisable", not a bug: a truth value
+    # of many elements, a conversion to a Python scalar, a method only ints have.
+    view = distinct_pairs(list(range(1, 40)))
+    for pred in (
+        lambda a, b: a < b and b < 30,
+        lambda a, b: math.gcd(a, b) == 1,
+        lambda a, b: a.bit_length() < b.bit_length(),
+    ):
+        assert view.count_if(pred) == python_count(view, pred)
+        assert view.last_path in ("numba", "python")
 
 
 @pytest.mark.parametrize("n", [2**10, 2**11 + 1])

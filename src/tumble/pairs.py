@@ -199,8 +199,15 @@ def _workers(workers: int | None, size: int) -> int:
 def _same(a: object, b: object) -> bool:
     try:
         return bool(a == b)
-    except Exception:  # arrays and other values without a single truth value
+    except (TypeError, ValueError):  # arrays and other values without a single truth value
         return False
+
+
+#: What a predicate written for scalars raises when it is handed NumPy arrays: a truth
+#: value of many elements (ValueError), a conversion to a Python scalar or a hash of an
+#: array (TypeError), a method only scalars have (AttributeError). Any other exception
+#: is the predicate's own, and propagates from the probe as from every path.
+_NOT_FOR_ARRAYS = (TypeError, ValueError, AttributeError)
 
 
 class _Unavailable(Exception):
@@ -592,8 +599,12 @@ class _PairView:
         - ``"python"``: ``pred(seq[i], seq[j])`` one pair at a time.
 
         A compiled or vectorised ``pred`` must first agree with plain Python on the first
-        ``SAMPLE`` pairs, else the next path runs. Cost O(size) time, O(1) memory for
-        numba, O(BLOCK x workers) for numpy; the result is an exact Python int.
+        ``SAMPLE`` pairs, else the next path runs. ``pred`` runs in Python on those pairs
+        first, so its errors there propagate; on arrays, a ``TypeError``, ``ValueError``
+        or ``AttributeError`` (what code written for scalars raises on arrays) means the
+        ``"numpy"`` path cannot run, and any other exception propagates as it is. Cost
+        O(size) time, O(1) memory for numba, O(BLOCK x workers) for numpy; the result is
+        an exact Python int.
         """
         check_callable(pred, "pred", 2)
         path = as_choice(path, "path", ("auto", *_COUNT_PATHS))
@@ -632,8 +643,8 @@ class _PairView:
             I, J = self.index_arrays(0, sample)
             try:
                 res = np.asarray(pred(arr[I], arr[J]))
-            except Exception as exc:
-                raise _Unavailable(f"pred does not take arrays: {exc}") from None
+            except _NOT_FOR_ARRAYS as exc:
+                raise _Unavailable(f"pred does not take arrays: {exc!r}") from None
             if res.shape != (sample,) or int(np.count_nonzero(res)) != expected:
                 raise _Unavailable("pred on arrays did not give Python's answer per pair")
             return expected + sum(self._chunked(sample, self._size, nworkers, run))

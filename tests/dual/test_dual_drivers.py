@@ -12,6 +12,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -151,6 +152,44 @@ def test_batched_f_with_per_point_data_from_outside_falls_back_to_one_pass(rng):
     for per_pass in (1, 4, None):
         J = jacobian(shifted, points, batched=True, points_per_pass=per_pass)
         close(J, expected, EXACT_TOL)
+
+
+def test_regression_an_error_of_f_on_a_slice_propagates_instead_of_a_silent_retry(rng):
+    # issue 27: any exception of f on the first slice of points was swallowed and all
+    # points evaluated at once, so a bug that shows on a slice became a slow path. Only
+    # NumPy's shape error (ValueError) falls back now; f's own KeyError propagates.
+    weights = {30: rng.normal(size=(30, 1))}
+    calls = []
+
+    def keyed(p):
+        calls.append(p.shape[0])
+        return field(p) * weights[p.shape[0]]
+
+    points = rng.normal(size=(30, 3))
+    with pytest.raises(KeyError):
+        jacobian(keyed, points, batched=True, points_per_pass=10)
+    assert calls == [10]
+    # Declared unsliceable, the same f runs once over all points, right.
+    J = jacobian(keyed, points, batched=True, points_per_pass=10, sliceable=False)
+    close(J, field_jacobian(points) * weights[30][..., None], EXACT_TOL)
+    assert calls == [10, 30]
+
+
+def test_sliceable_true_refuses_an_f_that_does_not_act_on_slices(rng):
+    points = rng.normal(size=(30, 3))
+    offsets = rng.normal(size=(30, 3))
+    with pytest.raises(ValueError, match="broadcast"):
+        jacobian(
+            lambda p: field(p + offsets), points, batched=True, points_per_pass=10, sliceable=True
+        )
+    with pytest.raises(InputError, match=r"^f: returned shape .* sliceable=True"):
+        jacobian(lambda p: field(p)[:2], points, batched=True, points_per_pass=10, sliceable=True)
+    sliced = jacobian(field, points, batched=True, points_per_pass=10, sliceable=True)
+    np.testing.assert_array_equal(sliced, jacobian(field, points, batched=True))
+    with pytest.raises(InputError, match=r"^sliceable"):
+        jacobian(field, points, batched=True, sliceable="yes")
+    with pytest.raises(InputError, match=r"^sliceable"):
+        gradient(lambda p: p[..., 0], points, batched=True, sliceable=1)
 
 
 def test_unbatched_jacobian_of_a_batch_is_block_diagonal(rng):
@@ -340,6 +379,30 @@ def test_a_leaked_perturbation_is_reported():
         derivative(outer, 1.0)
 
 
+def test_regression_a_perturbation_running_in_another_thread_is_not_active_here():
+    # issue 27: the set of running differentiations was process-wide, so a dual of a
+    # differentiation running in another thread passed the leak check here and came back
+    # as a Dual instead of an error.
+    shared = []
+    ready, done = threading.Event(), threading.Event()
+
+    def holds(x):
+        shared.append(x)
+        ready.set()
+        done.wait(60)
+        return x * x
+
+    worker = threading.Thread(target=lambda: derivative(holds, 3.0))
+    worker.start()
+    try:
+        assert ready.wait(60)
+        with pytest.raises(InputError, match="leaked out"):
+            derivative(lambda y: y * shared[0], 2.0)
+    finally:
+        done.set()
+        worker.join()
+
+
 # ---------------------------------------------------------------------------------------
 # Escaped perturbations and oversized Jacobians (issue 19)
 # ---------------------------------------------------------------------------------------
@@ -372,14 +435,15 @@ def test_regression_unbatched_jacobian_of_many_points_is_refused_up_front():
     calls = []
 
     def pointwise(p):
-        calls.append(type(p).__name__)
+        calls.append((type(p).__name__, p.npartials))
         return field(p)
 
     x = np.random.default_rng(3).normal(size=(100_000, 3))
     with pytest.raises(InputError, match=r"batched=True.*max_bytes|671"):
         jacobian(pointwise, x)
-    # f ran once, on floats, to learn its output size; never on duals.
-    assert calls == ["ndarray"]
+    # f ran once, on duals carrying one direction, to learn its output size: never on a
+    # chunk of 64 directions, and never speculatively on floats (issue 27).
+    assert calls == [("Dual", 1)]
     assert jacobian(field, x[:4], batched=True).shape == (4, 3, 3)
 
 

@@ -8,9 +8,11 @@ operations the type refuses.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -228,6 +230,60 @@ def test_nan_safe_can_be_turned_off_and_is_restored():
     with pytest.raises(InputError, match="enabled"):
         with nan_safe("yes"):  # type: ignore[arg-type]
             pass
+
+
+def test_regression_nan_safe_is_per_thread():
+    # issue 27: nan_safe flipped a process-wide flag, so while one thread ran inside
+    # nan_safe(False) every gradient of the other thread came out [inf, nan]. Two threads
+    # take the same gradient 10^4 times each, one with NaN-safe partials off; a barrier
+    # starts them together and the GIL interleaves them. Each gets its own semantics:
+    # [inf, 1] (the zero partial of v[1] stays out of sqrt's infinite coefficient) and
+    # [inf, nan] (inf * 0), at every call.
+    calls = 10_000
+    barrier = threading.Barrier(2)
+    results: dict[bool, list[np.ndarray]] = {}
+
+    def work(safe: bool) -> None:
+        out = []
+        with np.errstate(divide="ignore", invalid="ignore"), nan_safe(safe):
+            barrier.wait()
+            for _ in range(calls):
+                out.append(gradient(lambda v: np.sqrt(v[0]) + v[1], np.array([0.0, 1.0])))
+        results[safe] = out
+
+    threads = [threading.Thread(target=work, args=(safe,)) for safe in (True, False)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    safe, unsafe = np.array(results[True]), np.array(results[False])
+    assert safe.shape == unsafe.shape == (calls, 2)
+    assert np.all(safe[:, 0] == np.inf)
+    assert np.all(safe[:, 1] == 1.0)
+    assert np.all(unsafe[:, 0] == np.inf)
+    assert np.all(np.isnan(unsafe[:, 1]))
+
+
+def test_nan_safe_is_restored_per_context_and_copied_contexts_inherit_it():
+    seen = []
+    with nan_safe(False):
+        context = contextvars.copy_context()
+        worker = threading.Thread(target=lambda: seen.append(nan_safe_state()))
+        worker.start()
+        worker.join()
+        seen.append(context.run(nan_safe_state))
+    seen.append(nan_safe_state())
+    # A new thread starts from the default; a copied context keeps the caller's setting;
+    # the block restores the setting on exit.
+    assert seen == [True, False, True]
+
+
+def nan_safe_state() -> bool:
+    """Whether NaN-safe partials are on, seen through a derivative: with them, the zero
+    partial of v[1] survives sqrt's infinite coefficient at 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = gradient(lambda v: np.sqrt(v[0]) + v[1], np.array([0.0, 1.0]))
+    return bool(g[1] == 1.0)
 
 
 def test_nan_safe_keeps_genuinely_undefined_derivatives_nan():

@@ -21,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeAlias
+from contextvars import ContextVar
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -46,6 +48,7 @@ __all__ = [
     "MAX_JACOBIAN_BYTES",
     "Derivatives",
     "Function",
+    "Sliceable",
     "derivative",
     "directional_derivative",
     "gradient",
@@ -92,9 +95,13 @@ An unbatched Jacobian of ``f: R^n -> R^m`` has ``m n`` entries: ``x`` of shape
 :class:`~tumble.InputError` before they evaluate ``f`` on duals.
 """
 
+# Tags are process-wide so that they stay unique across threads; drawing one is the only
+# shared state, and it happens under a lock. Which differentiations are running is
+# context-local: a thread's finished or running tags never change another's checks.
 _TAGS = itertools.count(1)
 _LAST_TAG = [0]
-_ACTIVE: set[int] = set()
+_TAG_LOCK = threading.Lock()
+_ACTIVE: ContextVar[frozenset[int]] = ContextVar("tumble_dual_active_tags", default=frozenset())
 
 
 def _check_f(f: Any) -> None:
@@ -114,36 +121,40 @@ def _as_point(x: ArrayLike | Dual, name: str) -> NDArray[np.floating[Any]] | Dua
 
 def _new_tag(x: Any) -> int:
     """A tag larger than every tag drawn so far (and than x's, if x is a dual)."""
-    tag = next(_TAGS)
+    with _TAG_LOCK:
+        tag = next(_TAGS)
+        _LAST_TAG[0] = tag
     if isinstance(x, Dual) and x.tag >= tag:
         raise InputError(
             f"x: a dual of tag {x.tag} cannot be differentiated again with the smaller tag "
             f"{tag}; tags of hand-made duals must stay below those the drivers draw"
         )
-    _LAST_TAG[0] = tag
     return tag
 
 
 @contextlib.contextmanager
 def _differentiating(tag: int) -> Iterator[None]:
-    """Mark ``tag`` as in progress while ``f`` runs; once finished, any dual of it that
-    turns up again (kept by a closure, say) has escaped and is refused."""
-    _ACTIVE.add(tag)
+    """Mark ``tag`` as in progress in this context while ``f`` runs; once finished, any
+    dual of it that turns up again (kept by a closure, say) has escaped and is refused."""
+    token = _ACTIVE.set(_ACTIVE.get() | {tag})
     try:
         yield
     finally:
-        _ACTIVE.discard(tag)
+        _ACTIVE.reset(token)
 
 
 def _check_escaped(y: Any, tag: int) -> None:
-    """Raise if ``y`` carries a perturbation of a differentiation that has finished."""
+    """Raise if ``y`` carries a perturbation of a differentiation that is not running in
+    this context: one that has finished, or one running in another thread."""
+    active = _ACTIVE.get()
     while isinstance(y, Dual):
-        if y.tag not in _ACTIVE and 0 < y.tag <= _LAST_TAG[0]:
+        if y.tag not in active and 0 < y.tag <= _LAST_TAG[0]:
             raise InputError(
                 f"f: its result carries a perturbation of tag {y.tag}, from a "
-                f"differentiation that has already finished (this one has tag {tag}): the "
-                "perturbation leaked out, for instance a dual kept in a closure or a global "
-                "and reused. Recompute it inside f"
+                f"differentiation that has already finished or runs in another thread (this "
+                f"one has tag {tag}): the perturbation leaked out, for instance a dual kept "
+                "in a closure or a global and reused. Recompute it inside f (a thread that f "
+                "starts must run in a copy of its context: contextvars.copy_context().run)"
             )
         _check_escaped(y._v, tag)
         y = y._d
@@ -306,13 +317,18 @@ def _check_size(rows: int, n: int, x: Any, batched: bool, max_bytes: int) -> Non
     )
 
 
-def _seeds(shape: tuple[int, ...], chunk: int, batched: bool, dtype: Any) -> Iterator[Any]:
+def _seeds(
+    shape: tuple[int, ...], chunk: int, batched: bool, dtype: Any, first: int | None = None
+) -> Iterator[Any]:
     """The seeds of the evaluations at ``x`` of shape ``shape``, one at a time: a
     ``(k,) + shape`` array per chunk of ``k <= chunk`` unit directions (batched seeds are
-    broadcast views, the same at every point)."""
+    broadcast views, the same at every point); the first chunk has ``first`` directions
+    if given."""
     n = shape[-1] if batched else math.prod(shape)
-    for start in range(0, n, chunk) if n else [0]:
-        k = min(chunk, n - start)
+    head = chunk if first is None else first
+    starts = [0, *range(head, n, chunk)] if n else [0]
+    for start, stop in zip(starts, [*starts[1:], n], strict=True):
+        k = stop - start
         rows = np.zeros((k, n), dtype=dtype)
         rows[np.arange(k), start + np.arange(k)] = 1.0
         if batched:
@@ -362,6 +378,17 @@ def _rows_per_pass(shape: tuple[int, ...], points_per_pass: int | None) -> int |
     return -(-shape[0] // slices) if slices > 1 else None
 
 
+Sliceable: TypeAlias = bool | Literal["auto"]
+"""How the batched drivers may split the points: ``True`` (``f`` acts on a slice of the
+points as on all of them), ``False`` (one pass over all points) or ``"auto"``."""
+
+
+def _as_sliceable(sliceable: Any) -> Sliceable:
+    if isinstance(sliceable, bool) or (isinstance(sliceable, str) and sliceable == "auto"):
+        return sliceable
+    raise InputError(f"sliceable: expected True, False or 'auto', got {sliceable!r}"[:160])
+
+
 def _jacobian(
     f: Function,
     x: ArrayLike | Dual,
@@ -369,6 +396,7 @@ def _jacobian(
     batched: bool,
     points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
     max_bytes: int | None = None,
+    sliceable: Sliceable = "auto",
 ) -> tuple[tuple[int, ...], tuple[int, ...], Any]:
     """(input shape, output shape, Jacobian) with the layout described in :func:`jacobian`."""
     _check_f(f)
@@ -379,21 +407,15 @@ def _jacobian(
     if points_per_pass is not None:
         points_per_pass = as_int(points_per_pass, "points_per_pass", minimum=1)
     limit = MAX_JACOBIAN_BYTES if max_bytes is None else as_int(max_bytes, "max_bytes", minimum=1)
+    sliceable = _as_sliceable(sliceable)
     shape = shape_of(x)
     if batched and not shape:
         raise InputError("x: batched=True needs points of shape (..., n), got a 0-d x")
-    n = math.prod(shape)
-    if not batched and is_plain(x) and n * n * real_dtype(x).itemsize > limit:
-        # A Jacobian this wide is too large once f has as many outputs as inputs: ask f
-        # (on floats, cheap) how many it has before carrying any partials.
-        try:
-            outputs = np.size(f(x))  # type: ignore[arg-type]
-        except Exception:
-            outputs = 0  # let the dual evaluation raise f's own error
-        _check_size(outputs, n, x, batched, limit)
+    if not sliceable:
+        points_per_pass = None
     tag = _new_tag(x)
     with _differentiating(tag):
-        return _jacobian_passes(f, x, tag, chunk, batched, points_per_pass, limit)
+        return _jacobian_passes(f, x, tag, chunk, batched, points_per_pass, limit, sliceable)
 
 
 def _jacobian_passes(
@@ -404,15 +426,20 @@ def _jacobian_passes(
     batched: bool,
     points_per_pass: int | None,
     max_bytes: int,
+    sliceable: Sliceable,
 ) -> tuple[tuple[int, ...], tuple[int, ...], Any]:
     shape = shape_of(x)
     dtype = real_dtype(x)
     # Nested drivers (x a dual) and unbatched Jacobians run in one pass.
     rows = _rows_per_pass(shape, points_per_pass) if batched and is_plain(x) else None
     if rows is None:
-        out_shape, jac = _one_pass(
-            f, x, tag, _seeds(shape, chunk, batched, dtype), batched, max_bytes
-        )
+        n = math.prod(shape)
+        # A Jacobian this wide is too large once f has as many outputs as inputs: the
+        # first evaluation carries one direction (the first column, at about twice the
+        # cost of f on floats), which tells the output size before any wide chunk runs.
+        wide = not batched and is_plain(x) and n * n * dtype.itemsize > max_bytes
+        seeds = _seeds(shape, chunk, batched, dtype, first=1 if wide else None)
+        out_shape, jac = _one_pass(f, x, tag, seeds, batched, max_bytes)
         return shape, out_shape, jac
     # The seeds are the same at every point: built once for all of x when they fit in one
     # chunk (the usual field), and sliced with the points; else built for each slice.
@@ -426,13 +453,27 @@ def _jacobian_passes(
     lead = shape[:-1]
     try:
         out_shape, first = _one_pass(f, x[:rows], tag, seeds(0), batched, max_bytes)
-        sliceable = out_shape[: len(lead)] == (rows, *lead[1:]) and len(out_shape) <= len(lead) + 1
-    except Exception:
-        sliceable = False
-    if not sliceable:
-        # f does not act on a slice of the points as on the whole (it combines x with
-        # per-point arrays of the full batch, say): differentiate all points at once; a
-        # genuine error in f is raised from there.
+    except InputError:
+        raise  # f returned something that is not an array: the same on every slice
+    except ValueError:
+        # NumPy's error for shapes that do not broadcast (f combines the slice with
+        # arrays of the full batch). Any other exception is f's own and propagates.
+        if sliceable is True:
+            raise
+        out_shape, first = (), None
+    if first is None or not (
+        out_shape[: len(lead)] == (rows, *lead[1:]) and len(out_shape) <= len(lead) + 1
+    ):
+        if sliceable is True:
+            raise InputError(
+                f"f: returned shape {out_shape} for the first {rows} of the points of x "
+                f"{shape}; with sliceable=True, f must map points (rows, ..., n) to "
+                "(rows, ..., m) or (rows, ...). Pass sliceable='auto' or False if f does "
+                "not act on a slice of the points as on all of them"
+            )
+        # "auto": f does not act on a slice of the points as on the whole (it combines x
+        # with per-point arrays of the full batch, say): differentiate all points at once;
+        # a genuine error in f is raised from there.
         out_shape, jac = _one_pass(
             f, x, tag, _seeds(shape, chunk, batched, dtype), batched, max_bytes
         )
@@ -464,6 +505,7 @@ def jacobian(
     batched: bool = False,
     points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
     max_bytes: int | None = None,
+    sliceable: Sliceable = "auto",
 ) -> NDArray[np.floating[Any]] | Dual:
     """Jacobian of ``f`` at ``x`` by forward mode: ``J[i..., j...] = ∂f_i/∂x_j``.
 
@@ -489,22 +531,29 @@ def jacobian(
         With ``batched=True``, evaluate ``f`` on equal slices of about this many points
         along the first axis of ``x`` (default :data:`DEFAULT_POINTS_PER_PASS`; up to 1.5
         times it in one pass), which keeps the working set in cache; ``None``: all points
-        in one evaluation. The result is the same either way. Slicing needs ``f``
-        to act on a slice of ``x`` as on the whole; if on the first slice ``f`` raises or
-        returns a shape whose leading axes are not the slice's (it combines ``x`` with
-        arrays of per-point data from outside, say), all points are evaluated at once.
+        in one evaluation. The result is the same either way.
     max_bytes : int, optional
         Largest Jacobian to build, in bytes (default :data:`MAX_JACOBIAN_BYTES`, 2 GiB).
-        A larger one raises :class:`~tumble.InputError` before ``f`` runs on duals (for
-        a wide unbatched ``x``, after one evaluation of ``f`` on floats to learn its
-        output size), suggesting ``batched=True`` where ``x`` looks like points.
+        A larger one raises :class:`~tumble.InputError` before ``f`` runs on more than
+        one direction (for a wide unbatched ``x``, the first evaluation carries one
+        direction to learn the output size), suggesting ``batched=True`` where ``x``
+        looks like points.
+    sliceable : {"auto", True, False}
+        Whether ``f`` acts on a slice of the points as on all of them, which slicing by
+        ``points_per_pass`` needs (``batched=True`` only). ``True``: slice, and any error
+        of ``f`` propagates. ``False``: one pass over all points, as with
+        ``points_per_pass=None``. ``"auto"`` (default): slice, but if on the first slice
+        ``f`` raises ``ValueError`` (NumPy's error for shapes that do not broadcast) or
+        returns a shape whose leading axes are not the slice's (it combines ``x`` with
+        arrays of per-point data from outside, say), evaluate all points at once; any
+        other exception of ``f`` propagates as it is.
 
     Returns
     -------
     ndarray or Dual
         Shape ``R + S``; with ``batched=True``, ``R + (n,)``, e.g. ``(N, m, n)``.
     """
-    return _jacobian(f, x, chunk, batched, points_per_pass, max_bytes)[2]
+    return _jacobian(f, x, chunk, batched, points_per_pass, max_bytes, sliceable)[2]
 
 
 def gradient(
@@ -515,14 +564,15 @@ def gradient(
     batched: bool = False,
     points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
     max_bytes: int | None = None,
+    sliceable: Sliceable = "auto",
 ) -> Derivatives:
     """Gradient ``∇f`` of a scalar-valued ``f`` at ``x``: shape ``S``.
 
     With ``batched=True``, ``f`` maps ``(..., n)`` to ``(...)`` pointwise and the result
     has shape ``(..., n)``. Cost as :func:`jacobian`: ``ceil(n / chunk)`` evaluations
-    (per slice of ``points_per_pass`` points when batched).
+    (per slice of ``points_per_pass`` points when batched; ``sliceable`` as there).
     """
-    shape, out_shape, jac = _jacobian(f, x, chunk, batched, points_per_pass, max_bytes)
+    shape, out_shape, jac = _jacobian(f, x, chunk, batched, points_per_pass, max_bytes, sliceable)
     expected = shape[:-1] if batched else ()
     if out_shape != expected:
         raise InputError(
@@ -540,13 +590,14 @@ def hessian(
     batched: bool = False,
     points_per_pass: int | None = DEFAULT_POINTS_PER_PASS,
     max_bytes: int | None = None,
+    sliceable: Sliceable = "auto",
 ) -> NDArray[np.floating[Any]] | Dual:
     """Hessian ``∂²f/∂x_i∂x_j`` of a scalar-valued ``f`` at ``x``, by nested duals.
 
     The outer Jacobian and the inner gradient carry different tags, so their perturbations
     cannot mix. Shape ``S + S``, or ``(..., n, n)`` with ``batched=True`` (points in
-    slices of ``points_per_pass``, as in :func:`jacobian`). Cost: ``ceil(n / chunk)²``
-    evaluations with ``n * n`` second-order partials each.
+    slices of ``points_per_pass``, and ``sliceable``, as in :func:`jacobian`). Cost:
+    ``ceil(n / chunk)²`` evaluations with ``n * n`` second-order partials each.
     """
     return jacobian(
         lambda y: gradient(f, y, chunk=chunk, batched=batched, max_bytes=max_bytes),
@@ -555,4 +606,5 @@ def hessian(
         batched=batched,
         points_per_pass=points_per_pass,
         max_bytes=max_bytes,
+        sliceable=sliceable,
     )

@@ -23,6 +23,7 @@ import contextlib
 import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -136,7 +137,10 @@ def _lincomb2(ca: Any, pa: Any, cb: Any, pb: Any, k: int, shape: tuple[int, ...]
     return _LINCOMB2[0](ca, pa, cb, pb)
 
 
-_NAN_SAFE = [True]
+# Both switches are context-local: a thread or an asyncio task that turns one off changes
+# only its own derivatives (as tumble.memory_limit does for the memory limit).
+_NAN_SAFE: ContextVar[bool] = ContextVar("tumble_dual_nan_safe", default=True)
+_EVERY_COEFFICIENT: ContextVar[bool] = ContextVar("tumble_dual_every_coefficient", default=False)
 
 
 @contextlib.contextmanager
@@ -148,41 +152,41 @@ def nan_safe(enabled: bool = True) -> Iterator[None]:
     ``gradient(lambda v: np.sqrt(v[0]) + v[1], [0, 1])`` is ``[inf, 1]``, not
     ``[inf, nan]`` (ForwardDiff.jl's NaN-safe mode). The check costs a pass over each
     value-sized coefficient; ``docs/dual.md`` gives the measured cost.
+
+    Context-local, like :func:`tumble.memory_limit`: other threads and asyncio tasks keep
+    their own setting, and the previous one is restored on exit. A thread started inside
+    the block begins with the default (on) unless it runs in a copy of this context
+    (``contextvars.copy_context().run``).
     """
     if not isinstance(enabled, bool):
         raise InputError(f"enabled: expected True or False, got {enabled!r}")
-    saved = _NAN_SAFE[0]
-    _NAN_SAFE[0] = enabled
+    token = _NAN_SAFE.set(enabled)
     try:
         yield
     finally:
-        _NAN_SAFE[0] = saved
+        _NAN_SAFE.reset(token)
 
 
 def nan_safe_enabled() -> bool:
-    """Whether NaN-safe partials are on (:func:`nan_safe`)."""
-    return _NAN_SAFE[0]
-
-
-_EVERY_COEFFICIENT = [False]
+    """Whether NaN-safe partials are on in this context (:func:`nan_safe`)."""
+    return _NAN_SAFE.get()
 
 
 @contextlib.contextmanager
 def checking_every_coefficient() -> Iterator[None]:
-    """Within the block, the NaN-safe product checks the coefficients of every rule, not
-    only of those outside :data:`~tumble.dual.rules.FINITE_DERIVATIVES`.
+    """Within the block (context-local), the NaN-safe product checks the coefficients of
+    every rule, not only of those outside :data:`~tumble.dual.rules.FINITE_DERIVATIVES`.
 
     A coefficient of such a rule is not finite only where an input or the value already
     is (``x * y`` with ``y = 1/0``). Checking them all costs a pass over every value-sized
     coefficient (13 % on the benchmark), so the drivers evaluate ``f`` without it and
     again with it only if the result holds a NaN: the same result as always checking.
     """
-    saved = _EVERY_COEFFICIENT[0]
-    _EVERY_COEFFICIENT[0] = True
+    token = _EVERY_COEFFICIENT.set(True)
     try:
         yield
     finally:
-        _EVERY_COEFFICIENT[0] = saved
+        _EVERY_COEFFICIENT.reset(token)
 
 
 def _all_finite(c: Any) -> bool:
@@ -209,7 +213,7 @@ def times(c: Any, p: Any, check: bool = True) -> Any:
     """``c * p`` for a coefficient ``c`` and partials ``p``, NaN-safe: where ``p`` is zero
     the product is zero even if ``c`` is infinite or NaN (when :func:`nan_safe` is on and
     ``check``)."""
-    if check and _NAN_SAFE[0] and not _all_finite(c):
+    if check and _NAN_SAFE.get() and not _all_finite(c):
         with np.errstate(invalid="ignore"):
             return np.where(_is_zero(p), np.zeros((), dtype=real_dtype(p)), c * p)
     return c * p
@@ -785,7 +789,7 @@ def _apply(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> Any:
         ]
     shape = out.shape if out.__class__ is np.ndarray or isinstance(out, Dual) else np.shape(out)
     ndim = len(shape)
-    check = _NAN_SAFE[0] and (_EVERY_COEFFICIENT[0] or ufunc not in FINITE_DERIVATIVES)
+    check = _NAN_SAFE.get() and (_EVERY_COEFFICIENT.get() or ufunc not in FINITE_DERIVATIVES)
     k = -1
     terms: list[tuple[Any, Any]] = []
     for c, a in zip(coefficients, parts, strict=True):
