@@ -115,7 +115,7 @@ def _stepping_block(carry: bool) -> Callable[..., Any]:
                 S[10 + c, i] = Ib[c]
                 S[13 + c, i] = Lw[c]
             bad += record(FIRST, b, q, load3(L0, b), Jb, q_out, w_out, Lw_out, Lb_out, E_out)
-        r = 1
+        r = FIRST + 1
         for s in range(1, steps + 1):
             t = (s - 1) * h
             for i in range(m):
@@ -170,7 +170,7 @@ def _exact_flow_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out)
         L = load3(L0, b)
         bad += record(FIRST, b, q, L, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
         f, sc = prepare_scaled(q, L, Jb)
-        r = 1
+        r = FIRST + 1
         # Records at every, 2 every, ... and at the final step.
         for s in range(every, steps + every, every):
             q1, L1 = evaluate_scaled(f, sc, min(s, steps) * h)
