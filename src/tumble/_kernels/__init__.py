@@ -131,8 +131,9 @@ def twins(body: Any, width: int, counts: int = 1) -> tuple[Any, Any]:
     The twins are written out as source, with the operands as plain parameters: numba's
     dispatcher types plain arguments in C (a ``*args`` tuple would be typed in Python,
     microseconds per call), and a closure over ``body`` would key the on-disk cache by
-    the dispatcher's per-process id (a miss in every new process). The source is compiled
-    as if in ``body``'s file, so its cache lives and is invalidated with that file.
+    the dispatcher's per-process id (numba issue 6264: a miss in every new process), while
+    the twins are entry points that must be cached. The source is compiled as if at
+    ``body``'s line of ``body``'s file, where the cache files of the twins then live.
     """
     stem = body.__name__.removeprefix("_").removesuffix("_at")
     code = body.py_func.__code__
@@ -165,7 +166,7 @@ def twins(body: Any, width: int, counts: int = 1) -> tuple[Any, Any]:
             "width": width,
             "loop_range": loop_range,
         }
-        # Placed at body's line of body's file (the on-disk cache keys on both).
+        # At body's line of body's file: numba names the cache files after both.
         exec(
             compile("\n" * (code.co_firstlineno - 2) + source, code.co_filename, "exec"), namespace
         )

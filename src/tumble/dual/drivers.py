@@ -196,7 +196,8 @@ def _may_hold_nan(d: Any) -> bool:
     """Whether partials ``d`` may hold a NaN: one reduction for a plain array (a NaN, or
     infinities of both signs, make the sum NaN; a false alarm only costs a re-check)."""
     if isinstance(d, np.ndarray):
-        return bool(np.isnan(np.add.reduce(d, axis=None)))
+        with np.errstate(over="ignore", invalid="ignore"):  # expected, not the caller's
+            return bool(np.isnan(np.add.reduce(d, axis=None)))
     return bool(np.any(np.isnan(d)))
 
 
@@ -384,8 +385,10 @@ points as on all of them), ``False`` (one pass over all points) or ``"auto"``.""
 
 
 def _as_sliceable(sliceable: Any) -> Sliceable:
-    if isinstance(sliceable, bool) or (isinstance(sliceable, str) and sliceable == "auto"):
+    if isinstance(sliceable, bool):
         return sliceable
+    if isinstance(sliceable, str) and sliceable == "auto":
+        return "auto"
     raise InputError(f"sliceable: expected True, False or 'auto', got {sliceable!r}"[:160])
 
 
@@ -438,8 +441,9 @@ def _jacobian_passes(
         # first evaluation carries one direction (the first column, at about twice the
         # cost of f on floats), which tells the output size before any wide chunk runs.
         wide = not batched and is_plain(x) and n * n * dtype.itemsize > max_bytes
-        seeds = _seeds(shape, chunk, batched, dtype, first=1 if wide else None)
-        out_shape, jac = _one_pass(f, x, tag, seeds, batched, max_bytes)
+        out_shape, jac = _one_pass(
+            f, x, tag, _seeds(shape, chunk, batched, dtype, 1 if wide else None), batched, max_bytes
+        )
         return shape, out_shape, jac
     # The seeds are the same at every point: built once for all of x when they fit in one
     # chunk (the usual field), and sliced with the points; else built for each slice.

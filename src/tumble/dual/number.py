@@ -194,7 +194,9 @@ def _all_finite(c: Any) -> bool:
     if c.__class__ is np.ndarray:
         # One reduction instead of an isfinite temporary: NaN or ±inf anywhere makes the
         # sum non-finite; an overflowing sum of finite values only takes the careful path.
-        return bool(np.isfinite(np.add.reduce(c, axis=None)))
+        # Both are expected here, so NumPy's warnings about them are not the caller's.
+        with np.errstate(over="ignore", invalid="ignore"):
+            return bool(np.isfinite(np.add.reduce(c, axis=None)))
     if isinstance(c, Dual):
         return _all_finite(c._v) and _all_finite(c._d)
     if isinstance(c, np.floating | float | int):

@@ -248,10 +248,24 @@ def _dpow_exponent(out: Any, x: Any, y: Any) -> Any:
         return np.where(x == 0, 0.0, np.log(np.where(x == 0, 1.0, x)) * out)
 
 
+# The rules below also run on duals of an enclosing differentiation, whose chain rule then
+# differentiates the formula itself: a formula exact in value can still lose every digit
+# of the next derivative. (1 - x)(1 + x) differentiates to -(1 + x) + (1 - x), which is 0
+# at x = 1e-20 where -2x = -2e-20 is meant; so on duals, near 0, the rules take the form
+# whose derivatives do not cancel, and elsewhere the form whose value does not. Both
+# branches are computed (np.where), so each is finite wherever the other is taken.
+# Threshold 1/2: beyond it 1 - x*x loses bits near ±1, below it the other form's
+# derivative cancels. On plain operands only the value matters, and one form serves.
+_SMALL = 0.5
+
+
 def _one_minus_square(x: Any) -> Any:
-    # (1 - x)(1 + x): 1 - x is exact for x in [1/2, 2] (Sterbenz), so near ±1 the product
+    # (1 - x)(1 + x) near ±1: 1 - x is exact for x in [1/2, 2] (Sterbenz), so the product
     # keeps every digit where 1 - x*x loses them (1.5e6 ulp at 1 - 2^-30).
-    return (1 - x) * (1 + x)
+    product = (1 - x) * (1 + x)
+    if isinstance(x, PLAIN_OPERANDS):
+        return product
+    return np.where(np.abs(x) < _SMALL, 1 - x * x, product)
 
 
 def _dsqrt_one_minus_square(out: Any, x: Any) -> Any:
@@ -261,9 +275,13 @@ def _dsqrt_one_minus_square(out: Any, x: Any) -> Any:
 def _sech2(out: Any, x: Any) -> Any:
     # sech² x = 4t / (1 + t)² with t = e^{-2|x|}: t underflows gracefully where cosh² x
     # would overflow, and nothing cancels where 1 - tanh² x would (1.1e-8 off at x = 10,
-    # 0 beyond |x| ≈ 19).
+    # 0 beyond |x| ≈ 19). Its derivative has the factor 1 - t, 0 near x = 0, where
+    # 1 - tanh² x is exact and differentiates to -2 tanh x sech² x without cancelling.
     t = np.exp(-2 * np.abs(x))
-    return 4 * t / ((1 + t) * (1 + t))
+    far = 4 * t / ((1 + t) * (1 + t))
+    if isinstance(x, PLAIN_OPERANDS):
+        return far
+    return np.where(np.abs(x) < _SMALL, 1 - out * out, far)
 
 
 def _darccosh(out: Any, x: Any) -> Any:
@@ -279,15 +297,68 @@ def _darctan(out: Any, x: Any) -> Any:
     return np.where(big, r * r / (1 + r * r), 1 / (1 + x * x))
 
 
-def _darctan2(out: Any, y: Any, x: Any, numerator: Any, sign: float) -> Any:
-    # ∂/∂y = x / (x² + y²) = (x/h)/h with h = hypot(x, y): neither squares underflow at
-    # (1e-200, 1e-200) nor overflow at 1e200. At the origin, where atan2 jumps, 0.
-    h = np.hypot(x, y)
-    return sign * safe_ratio(safe_ratio(numerator, h), h)
+def _cosine(h: Any, a: Any, b: Any) -> Any:
+    """``a / hypot(a, b)`` (0 at the origin) with ``h = hypot(a, b)``: the derivative of
+    ``hypot`` in ``a``, and the cosine of the angle of ``(a, b)`` to the ``a`` axis.
+
+    On plain operands the quotient, good to an ulp. On duals, whose chain rule
+    differentiates this formula, the quotient's derivative ``(1 - (a/h)²)/h`` cancels to 0
+    where ``|b| << |a|`` (the second derivative of ``hypot(x, 1e-20)`` at 1 is 1e-40, not
+    0); in terms of the ratio ``t`` of the smaller to the larger argument,
+    ``sign(a) / hypot(1, t)`` (``|a| >= |b|``, ``t = b/a``) and ``sign(b) t / hypot(1, t)``
+    (``t = a/b``) differentiate into products and sums of terms bounded by their result.
+    """
+    if isinstance(a, PLAIN_OPERANDS) and isinstance(b, PLAIN_OPERANDS):
+        return safe_ratio(a, h)
+    big = np.abs(a) >= np.abs(b)
+    # The larger argument divides; at the origin (both 0) the 1 makes t = 0 and sign 0.
+    t_big = b / np.where(big, a, 1.0)
+    t_small = a / np.where(big, 1.0, b)
+    return np.where(
+        big, np.sign(a) / np.hypot(1.0, t_big), np.sign(b) * t_small / np.hypot(1.0, t_small)
+    )
 
 
-def _dlogaddexp2(out: Any, a: Any) -> Any:
-    return np.exp2(a - out)
+def _darctan2(numerator: Any, other: Any, sign: float) -> Any:
+    # ∂/∂y atan2(y, x) = x / (x² + y²) = (x/h)/h with h = hypot(x, y), and ∂/∂x =
+    # -(y/h)/h: neither squares underflow at (1e-200, 1e-200) nor overflow at 1e200. At
+    # the origin, where atan2 jumps, 0.
+    if isinstance(numerator, PLAIN_OPERANDS) and isinstance(other, PLAIN_OPERANDS):
+        h = np.hypot(numerator, other)
+        return sign * safe_ratio(safe_ratio(numerator, h), h)
+    # On duals, the terms of the next derivative are of order 1/h² each (5e399 at 1e-200),
+    # and at (1e-200, 1e-200), where they cancel to 0, they would overflow first (inf -
+    # inf). The arguments scaled by a power of two s near the larger (exact) give terms
+    # of order 1/(h/s)² = O(1) that cancel first; the one division by s comes last.
+    scale = np.ldexp(
+        _float_like(1, numerator), np.frexp(np.maximum(np.abs(numerator), np.abs(other)))[1]
+    )
+    a, b = numerator / scale, other / scale
+    h = np.hypot(a, b)
+    return sign * safe_ratio(_cosine(h, a, b), h) / scale
+
+
+def _logistic(d: Any) -> Any:
+    """``1 / (1 + e^{-d})`` with derivatives of every order to full relative accuracy.
+
+    ``1/(1 + z)`` and ``z/(1 + z)`` with ``z = e^{-|d|}`` never overflow; on duals near
+    0, where their derivatives cancel (``σ'' = σ'(1 - 2σ)``), ``(1 + tanh(d/2))/2``, whose
+    do not.
+    """
+    z = np.exp(np.where(d >= 0, -d, d))
+    far = np.where(d >= 0, 1 / (1 + z), z / (1 + z))
+    if isinstance(d, PLAIN_OPERANDS):
+        return far
+    return np.where(np.abs(d) < 1, 0.5 + 0.5 * np.tanh(0.5 * d), far)
+
+
+def _dlogaddexp(a: Any, b: Any, scale: float) -> Any:
+    # ∂/∂a log(e^a + e^b) = σ(a - b): exp(a - out) rounds out first, and gives 1, not 1/2,
+    # at a = b = 1e200 (where out = a + log 2 rounds to a). a - b may overflow to ±inf
+    # (σ is then 1 or 0, as it should be).
+    with np.errstate(over="ignore"):
+        d = a - b
+    return _logistic(d * scale)
 
 
 _ANY = (-3.0, 3.0)
@@ -330,29 +401,33 @@ RULES: dict[np.ufunc, Rule] = {
     np.sin: Rule((Partner(np.cos, 1.0),), (_ANY,)),
     np.cos: Rule((Partner(np.sin, -1.0),), (_ANY,)),
     np.tan: Rule((lambda o, x: 1 + o * o,), ((-1.4, 1.4),), "1 + tan² x"),
-    np.arcsin: Rule((_dsqrt_one_minus_square,), (_UNIT,), "1/sqrt((1-x)(1+x))"),
+    np.arcsin: Rule((_dsqrt_one_minus_square,), (_UNIT,), "1/sqrt((1-x)(1+x)); 1 - x² near 0"),
     np.arccos: Rule(
-        (lambda o, x: -_dsqrt_one_minus_square(o, x),), (_UNIT,), "-1/sqrt((1-x)(1+x))"
+        (lambda o, x: -_dsqrt_one_minus_square(o, x),),
+        (_UNIT,),
+        "-1/sqrt((1-x)(1+x)); 1 - x² near 0",
     ),
     np.arctan: Rule((_darctan,), (_ANY,), "1/(1+x²), (1/x)²/(1+(1/x)²) for |x| > 1"),
     np.arctan2: Rule(
         (
-            lambda o, y, x: _darctan2(o, y, x, x, 1.0),
-            lambda o, y, x: _darctan2(o, y, x, y, -1.0),
+            lambda o, y, x: _darctan2(x, y, 1.0),
+            lambda o, y, x: _darctan2(y, x, -1.0),
         ),
         (_POS, _ANY),
-        "(x/h)/h and -(y/h)/h with h = hypot(x, y)",
+        "(x/h)/h and -(y/h)/h with h = hypot(x, y); on duals scaled, x/h as for hypot",
     ),
     np.sinh: Rule((Partner(np.cosh, 1.0),), (_ANY,)),
     np.cosh: Rule((Partner(np.sinh, 1.0),), (_ANY,)),
-    np.tanh: Rule((_sech2,), (_ANY,), "sech² x = 4t/(1+t)², t = exp(-2|x|)"),
+    np.tanh: Rule((_sech2,), (_ANY,), "sech² x = 4t/(1+t)², t = exp(-2|x|); 1 - tanh² x near 0"),
     np.arcsinh: Rule((lambda o, x: 1 / np.hypot(x, 1.0),), (_ANY,), "1/hypot(x, 1)"),
     np.arccosh: Rule((_darccosh,), ((1.2, 4.0),), "1/(sqrt(x-1) sqrt(x+1))"),
-    np.arctanh: Rule((lambda o, x: 1 / _one_minus_square(x),), (_UNIT,), "1/((1-x)(1+x))"),
+    np.arctanh: Rule(
+        (lambda o, x: 1 / _one_minus_square(x),), (_UNIT,), "1/((1-x)(1+x)); 1 - x² near 0"
+    ),
     np.hypot: Rule(
-        (lambda o, x, y: safe_ratio(x, o), lambda o, x, y: safe_ratio(y, o)),
+        (lambda o, x, y: _cosine(o, x, y), lambda o, x, y: _cosine(o, y, x)),
         (_ANY, _POS),
-        "x/h, y/h (0 at the origin)",
+        "x/h, y/h (0 at the origin); in ratios below 1 on duals",
     ),
     np.absolute: Rule((lambda o, x: np.sign(x),), (_ANY,), "sign x (0 at 0)"),
     np.fabs: Rule((lambda o, x: np.sign(x),), (_ANY,), "sign x (0 at 0)"),
@@ -383,14 +458,14 @@ RULES: dict[np.ufunc, Rule] = {
     np.rad2deg: Rule((lambda o, x: 180 / math.pi,), (_ANY,), "180/π"),
     np.degrees: Rule((lambda o, x: 180 / math.pi,), (_ANY,), "180/π"),
     np.logaddexp: Rule(
-        (lambda o, a, b: np.exp(a - o), lambda o, a, b: np.exp(b - o)),
+        (lambda o, a, b: _dlogaddexp(a, b, 1.0), lambda o, a, b: _dlogaddexp(b, a, 1.0)),
         (_ANY, _ANY),
-        "exp(a - out), exp(b - out)",
+        "σ(a - b), σ(b - a) with σ the logistic function",
     ),
     np.logaddexp2: Rule(
-        (lambda o, a, b: _dlogaddexp2(o, a), lambda o, a, b: _dlogaddexp2(o, b)),
+        (lambda o, a, b: _dlogaddexp(a, b, _LN2), lambda o, a, b: _dlogaddexp(b, a, _LN2)),
         (_ANY, _ANY),
-        "2^(a - out), 2^(b - out)",
+        "σ((a - b) ln 2), σ((b - a) ln 2)",
     ),
     np.remainder: Rule(
         (ONE, lambda o, a, b: -np.floor_divide(a, b)), (_NUMERATOR, _DENOMINATOR), "1, -floor(a/b)"
