@@ -82,6 +82,8 @@ EXCLUDED = {
     "tumble.sweep.cli.add_arguments": "argparse parser of tumble sweep",
     "tumble.sweep.plot.run": "argparse namespace of tumble sweep-plot",
     "tumble.sweep.plot.add_arguments": "argparse parser of tumble sweep-plot",
+    "tumble.precompile.run": "argparse namespace of tumble precompile",
+    "tumble.precompile.add_arguments": "argparse parser of tumble precompile",
 }
 
 

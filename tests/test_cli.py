@@ -1,5 +1,6 @@
 """The `tumble` command's wiring: help, unknown commands and benchmarks."""
 
+import ast
 import subprocess
 import sys
 
@@ -61,3 +62,36 @@ def test_help_imports_no_subcommand_module():
     assert "'tumble.sweep.cli'" in sweep.stderr
     assert "'tumble.sweep.plot'" not in sweep.stderr
     assert "'tumble.lab'" not in sweep.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "shows"),
+    [
+        ("compare", ["--steps-per-rotation", "rk4", "suzuki4", "heavy-top"]),
+        ("sweep", ["--task-size", "cases per task (200)", "momentum_first"]),
+        ("precompile", ["--torque", "gravity-gradient", "--jobs"]),
+    ],
+)
+def test_command_help_imports_no_numba(command, shows):
+    """`python -m tumble.cli compare|sweep|precompile --help` builds the full parser from
+    data (the registry, the scenarios' parameters) and imports neither numba nor a kernel
+    module: the interpreter's modules after the help is printed (``-m`` as runpy runs it;
+    ``-X importtime`` misses modules loaded through importlib, as the subcommands are)."""
+    probe = (
+        "import runpy, sys\n"
+        "sys.argv[0] = 'tumble.cli'\n"
+        "try:\n"
+        "    runpy.run_module('tumble.cli', run_name='__main__', alter_sys=True)\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "print(sorted(sys.modules), file=sys.stderr)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe, command, "--help"], capture_output=True, text=True, check=True
+    )
+    for text in shows:
+        assert text in run.stdout
+    loaded = ast.literal_eval(run.stderr.strip().splitlines()[-1])
+    assert f"tumble.{'sweep.cli' if command == 'sweep' else command}" in loaded
+    heavy = [m for m in loaded if m.split(".")[0] == "numba" or m.startswith("tumble._kernels")]
+    assert not heavy, heavy

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "tumble"
 
@@ -28,6 +30,7 @@ BASE: dict[str, frozenset[str]] = {
     "_validate": frozenset({"_errors"}),
     "_linalg": frozenset(),
     "_kernels": frozenset(),
+    "_lazy": frozenset(),
 }
 
 #: Every other unit and the units it builds on directly. A unit may import the base, the
@@ -41,6 +44,8 @@ BUILDS_ON: dict[str, frozenset[str]] = {
     "trajectory": frozenset(),
     "compositions": frozenset(),
     "methods": frozenset({"compositions"}),
+    # the scenarios' defaults and limits as data, for parsers that must not load numba
+    "parameters": frozenset(),
     "torques": frozenset({"rotation", "kinematics", "exact", "interpolate"}),
     "rigid": frozenset(
         {
@@ -55,9 +60,9 @@ BUILDS_ON: dict[str, frozenset[str]] = {
         }
     ),
     "diagnostics": frozenset({"rigid", "exact", "rotation", "trajectory"}),
-    "scenarios": frozenset({"diagnostics"}),
+    "scenarios": frozenset({"diagnostics", "parameters"}),
     "figures": frozenset({"diagnostics", "methods", "rigid"}),
-    "arguments": frozenset({"scenarios"}),
+    "arguments": frozenset({"parameters", "methods"}),
     "compare": frozenset({"figures", "scenarios", "arguments"}),
     "precompile": frozenset({"scenarios", "arguments"}),
     "lab": frozenset({"figures", "scenarios"}),
@@ -82,6 +87,8 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     # the registry is data: listing and validating methods compiles and imports no numba
     "methods": frozenset(),
     "compositions": frozenset({"numpy"}),
+    "parameters": frozenset(),
+    "_lazy": frozenset(),
 }
 
 
@@ -407,3 +414,47 @@ def test_rotation_and_transform_import_without_a_cycle():
         "importing tumble.rotation loads tumble.transform"
     )
     assert "tumble.rotation" in _loaded_by("tumble.transform")
+
+
+# --------------------------------------------------------------------------- lazy names
+
+
+def _type_checking_names(module: str) -> dict[str, str]:
+    """The names a module imports under ``if TYPE_CHECKING:``, each with its module (the
+    modules imported there for annotations left out)."""
+    names: dict[str, str] = {}
+    for node in ast.parse(SOURCES[module].read_text(encoding="utf-8")).body:
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"):
+            continue
+        for imp in node.body:
+            assert isinstance(imp, ast.ImportFrom), ast.unparse(imp)
+            origin = _resolve(imp.module, imp.level, module)
+            for alias in imp.names:
+                if f"{origin}.{alias.name}" not in MODULES:
+                    names[alias.asname or alias.name] = origin
+    return names
+
+
+#: The modules whose names load on first access (``tumble._lazy.lazy_names``).
+LAZY = sorted(m for m, w in WALKERS.items() if any(i.target == "tumble._lazy" for i in w.imports))
+
+
+def test_lazy_names_are_those_type_checkers_see():
+    """A lazily bound name is imported for type checkers from the module it loads from,
+    is listed by ``dir``, resolves to that module's object and is then stored, so that
+    later accesses are plain lookups."""
+    import importlib
+
+    assert LAZY == ["tumble.compare", "tumble.rigid", "tumble.sweep"]
+    for name in LAZY:
+        module = importlib.import_module(name)
+        static = _type_checking_names(name)
+        assert module._LAZY == static, name
+        assert set(static) <= set(dir(module)), name
+        assert set(static) <= set(module.__all__), name
+        for attr, origin in static.items():
+            value = getattr(importlib.import_module(origin), attr)
+            assert getattr(module, attr) is value, f"{name}.{attr}"
+            assert vars(module)[attr] is value, f"{name}.{attr} was not stored"
+        with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+            module.no_such_name  # noqa: B018

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -10,6 +12,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import tumble
+import tumble.methods
 from oracles import angle
 from tumble import InputError, rigid
 from tumble._kernels.rigid import flows, steps
@@ -434,3 +437,58 @@ def test_regression_simulate_every_1e20_and_steps_2_63_are_range_checked(kwargs,
     args = {"steps": 10, "every": 1, **kwargs}
     with pytest.raises(InputError, match=f"^{name}: expected an integer <= {2**63 - 1}"):
         rigid.simulate(_Q, [0, 0, 1], [1, 2, 3], 0.1, args["steps"], "rk4", every=args["every"])
+
+
+# --------------------------------------------------------------------------------------
+# the package: listing without numba, the compiled half on first access
+
+
+def test_listing_methods_imports_no_numba() -> None:
+    """The registry's names of ``tumble.rigid`` load neither numba nor the compiled
+    half (a fresh interpreter: this one has them already)."""
+    probe = (
+        "import sys\n"
+        "from tumble import rigid\n"
+        "rigid.METHODS, rigid.ORDERS, rigid.COMPOSITIONS, rigid.DivergenceWarning\n"
+        "info = rigid.method_info('splitting:suzuki4')\n"
+        "rigid.check_method('rk4', 'method')\n"
+        "print(info.name, info.order, 'numba' in sys.modules)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('tumble.rigid.')))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    listing, loaded = run.stdout.splitlines()
+    assert listing == "splitting:suzuki4 4 False"
+    assert loaded == "['tumble.rigid.divergence']"
+
+
+def test_compiled_names_are_the_same_objects_by_every_path() -> None:
+    """``rigid.name``, ``from tumble.rigid import name`` and the defining module's object
+    are one object, for every name of ``__all__``; ``dir`` lists them all."""
+    from tumble.rigid import (
+        angular_acceleration,
+        angular_momentum,
+        dynamics,
+        energy,
+        integrate,
+        principal_axes,
+        simulate,
+        step,
+        world_inverse_inertia,
+    )
+
+    imported = [
+        angular_acceleration, angular_momentum, energy, principal_axes, world_inverse_inertia,
+        simulate, step,
+    ]  # fmt: skip
+    assert imported == [getattr(dynamics, n) for n in dynamics.__all__] + [
+        getattr(integrate, n) for n in integrate.__all__
+    ]
+    for module in (dynamics, integrate):
+        for name in module.__all__:
+            assert getattr(rigid, name) is getattr(module, name)
+            assert vars(rigid)[name] is getattr(module, name)  # stored: plain lookups later
+    assert set(rigid.__all__) <= set(dir(rigid))
+    assert all(getattr(rigid, name) is not None for name in rigid.__all__)
+    assert rigid.METHODS == tuple(info.name for info in tumble.methods.REGISTRY)
+    with pytest.raises(AttributeError, match=r"tumble.rigid' has no attribute 'stepp'"):
+        rigid.stepp  # noqa: B018

@@ -1,7 +1,9 @@
 """Argument types shared by the command-line tools (``tumble compare``, ``tumble sweep``).
 
 Each raises :class:`argparse.ArgumentTypeError`, which argparse turns into a one-line
-message and exit status 2. The limits are the scenarios' own (the lab's too).
+message and exit status 2. The limits are the scenarios' own (the lab's too), from
+:mod:`tumble.parameters`, and method names are checked by the registry
+(:mod:`tumble.methods`): building a parser imports no numba.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import math
 
 import numpy as np
 
-from tumble import InputError, rigid, scenarios
+from tumble import InputError, methods, parameters
+from tumble.compositions import COMPOSITIONS
 
 __all__ = [
     "fraction",
@@ -62,9 +65,9 @@ def nonnegative_float(text: str) -> float:
 def rotations_count(text: str) -> float:
     """A finite number in ``[0, MAX_ROTATIONS]`` (the lab's limit too)."""
     x = nonnegative_float(text)
-    if x > scenarios.MAX_ROTATIONS:
+    if x > parameters.MAX_ROTATIONS:
         raise argparse.ArgumentTypeError(
-            f"expected at most {scenarios.MAX_ROTATIONS:g} rotations, got {text!r}"
+            f"expected at most {parameters.MAX_ROTATIONS:g} rotations, got {text!r}"
         )
     return x
 
@@ -72,9 +75,9 @@ def rotations_count(text: str) -> float:
 def steps_count(text: str) -> int:
     """An integer in ``[1, MAX_STEPS_PER_ROTATION]`` (the lab's limit too)."""
     n = positive_int(text)
-    if n > scenarios.MAX_STEPS_PER_ROTATION:
+    if n > parameters.MAX_STEPS_PER_ROTATION:
         raise argparse.ArgumentTypeError(
-            f"expected at most {scenarios.MAX_STEPS_PER_ROTATION} steps per rotation, got {text!r}"
+            f"expected at most {parameters.MAX_STEPS_PER_ROTATION} steps per rotation, got {text!r}"
         )
     return n
 
@@ -113,18 +116,18 @@ def method_list(text: str) -> list[str]:
     """Comma-separated names from :data:`tumble.rigid.METHODS` or compositions
     ``"<base>:<scheme>"`` (or ``all``: the registry's methods)."""
     if _text(text).strip() == "all":
-        return list(rigid.METHODS)
+        return list(methods.NAMES)
     names = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [n for n in names if ":" not in n and n not in rigid.METHODS]
+    unknown = [n for n in names if ":" not in n and n not in methods.NAMES]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             f"unknown method {', '.join(map(repr, unknown)) or repr(text)}; "
-            f"choose from {', '.join(rigid.METHODS)} or a composition '<base>:<scheme>' "
-            f"({', '.join(rigid.COMPOSITIONS)})"
+            f"choose from {', '.join(methods.NAMES)} or a composition '<base>:<scheme>' "
+            f"({', '.join(COMPOSITIONS)})"
         )
     for n in names:
         try:
-            rigid.check_method(n, "method")
+            methods.check(n, "method")
         except InputError as exc:
             raise argparse.ArgumentTypeError(str(exc).removeprefix("method: ")) from None
     return list(dict.fromkeys(names))

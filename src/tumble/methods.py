@@ -52,6 +52,7 @@ from tumble._validate import describe
 from tumble.compositions import COMPOSITIONS
 
 __all__ = [
+    "NAMES",
     "REGISTRY",
     "MethodInfo",
     "check",
@@ -294,6 +295,9 @@ REGISTRY: tuple[MethodInfo, ...] = (
     ),
 )  # fmt: skip
 """Every method, in the order of :data:`tumble.rigid.METHODS`."""
+
+NAMES: tuple[str, ...] = tuple(info.name for info in REGISTRY)
+"""The methods' names, in registry order (:data:`tumble.rigid.METHODS`)."""
 
 _BY_NAME = {info.name: info for info in REGISTRY}
 

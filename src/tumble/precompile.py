@@ -5,7 +5,7 @@ Each integrator's loops are compiled on first use, once per method and torque st
 precompile`` does the first use ahead of time: in a Docker image's build step, on a
 cluster node before a sweep (the workers then share the result), or before a lecture.
 An item is one method under one torque structure: torque-free, or the model of one of
-:data:`tumble.scenarios.TORQUE_SCENARIOS`; it runs :func:`tumble.rigid.simulate` and
+:data:`tumble.parameters.TORQUE_SCENARIOS`; it runs :func:`tumble.rigid.simulate` and
 :func:`tumble.rigid.step` (one body, and a batch) on a tiny case, which compiles exactly
 what those calls use at any size.
 
@@ -26,7 +26,7 @@ from typing import TextIO
 
 import numpy as np
 
-from tumble import rigid, scenarios
+from tumble import parameters, rigid
 from tumble._errors import InputError
 from tumble._validate import as_int, describe
 from tumble.arguments import method_list, positive_int
@@ -34,7 +34,7 @@ from tumble.arguments import method_list, positive_int
 __all__ = ["TORQUES", "Item", "add_arguments", "items", "precompile", "run", "warm"]
 
 #: The torque structures an item can name: ``"none"`` (torque-free) or a scenario's model.
-TORQUES: tuple[str, ...] = ("none", *scenarios.TORQUE_SCENARIOS)
+TORQUES: tuple[str, ...] = ("none", *parameters.TORQUE_SCENARIOS)
 
 #: The most worker processes :func:`precompile` starts (each imports numba and compiles
 #: alone; more than the cores only adds memory).
@@ -89,6 +89,10 @@ def items(methods: Sequence[str] | None = None, torques: Sequence[str] = ("none"
 def warm(item: Item) -> float:
     """Compile (or load from the cache) what ``simulate`` and ``step`` run for ``item``;
     returns the wall seconds it took."""
+    # Only here, not at import: the parser of ``tumble precompile`` (and its --help) needs
+    # the registry and the torque names alone, no numba.
+    from tumble import scenarios
+
     if not isinstance(item, Item):
         raise InputError(f"item: expected a tumble.precompile.Item, got {describe(item)}")
     start = time.perf_counter()
@@ -166,8 +170,12 @@ def _torque_list(text: str) -> list[str]:
     return names
 
 
-def run(args: argparse.Namespace, parser: argparse.ArgumentParser, out: TextIO = sys.stderr) -> int:
-    """``tumble precompile``: a progress bar and each item's time, then the total."""
+def run(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, out: TextIO | None = None
+) -> int:
+    """``tumble precompile``: a progress bar and each item's time, then the total, on
+    ``out`` (default: ``sys.stderr`` as it is at the call, not at import)."""
+    out = sys.stderr if out is None else out
     if args.jobs > MAX_JOBS:
         parser.error(f"--jobs: expected at most {MAX_JOBS}, got {args.jobs}")
     work = items(args.methods, args.torque)

@@ -1,7 +1,10 @@
 """Test cases for the rigid-body integrators and their scores: the article's experiment.
 
 One place for the parametrisation that ``tumble compare``, the lab and sweeps share, and
-for the function that runs a set of methods on one case and scores them.
+for the function that runs a set of methods on one case and scores them. Its defaults and
+limits (:data:`DEFAULTS`, :data:`MAX_ROTATIONS`, :data:`MAX_STEPS_PER_ROTATION`,
+:data:`TORQUE_SCENARIOS`) are data of :mod:`tumble.parameters`, re-exported here, which the
+command line reads without loading the kernels.
 
 The article's parametrisation (reference §2.10, the article author's ``run_analysis``):
 
@@ -49,6 +52,12 @@ from tumble._validate import (
     check_callable,
     describe,
 )
+from tumble.parameters import (
+    DEFAULTS,
+    MAX_ROTATIONS,
+    MAX_STEPS_PER_ROTATION,
+    TORQUE_SCENARIOS,
+)
 from tumble.torques import TorqueModel
 from tumble.trajectory import record_steps
 
@@ -73,25 +82,8 @@ __all__ = [
     "torque_case",
 ]
 
-DEFAULTS: dict[str, float] = {
-    "min_j": 0.5,
-    "median_j": 0.5,
-    "energy": 0.4,
-    "steps_per_rotation": 64,
-    "rotations": 20,
-}
-"""Defaults of the article's parametrisation: an asymmetric body near the separatrix
-(``energy`` just below ``median_j``: a Dzhanibekov flip every few periods), 64 steps per
-rotation, 20 rotations (``t = 40π``)."""
-
-#: Largest ``rotations`` and ``steps_per_rotation`` a scenario accepts (the lab and
-#: ``tumble compare`` share them): 1e5 periods at 1e5 steps each is already 1e10 steps per
-#: method, hours of work; larger values are typing mistakes rather than experiments.
-MAX_ROTATIONS = 100_000.0
-MAX_STEPS_PER_ROTATION = 100_000
-
 #: The most steps a :class:`Case` may have (and a :func:`stepping_time` run may take per
-#: body): the two limits above multiplied, 1e10.
+#: body): the two limits of :mod:`tumble.parameters` multiplied, 1e10.
 _MAX_STEPS = int(MAX_ROTATIONS) * MAX_STEPS_PER_ROTATION
 
 #: Most runs a :func:`stepping_time` call repeats (the best of them is reported).
@@ -327,23 +319,6 @@ def explicit_case(
         raise InputError(f"omega_body: {rest}") from None
     dt, steps = _timing(period, steps_per_rotation, rotations)
     return Case(J, np.array([1.0, 0.0, 0.0, 0.0]), w, dt, steps, period)
-
-
-#: The forced cases of :func:`torque_case` (``tumble compare --torque``), with their text.
-TORQUE_SCENARIOS: dict[str, str] = {
-    "heavy-top": (
-        "a heavy symmetric top: I about the pivot (1.2, 1.2, 0.5), m = 1, centre of mass 0.4 "
-        "up the symmetry axis, g = 9.81, tilted 0.6 rad, spinning at 12 rad/s"
-    ),
-    "gravity-gradient": (
-        "a satellite (I = 1, 1.5, 2) in a gravity gradient, n = 1, nadir z: its axis of "
-        "least inertia 0.3 rad from nadir, librating"
-    ),
-    "damped": "the article's default body under viscous damping -0.05 omega",
-    "controlled": (
-        "the article's default body under a PD law to the identity attitude, k_p = 0.5, k_d = 0.5"
-    ),
-}
 
 
 def torque_case(

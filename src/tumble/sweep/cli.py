@@ -1,4 +1,9 @@
-"""``tumble sweep``: the command line of sweeps (:func:`add_arguments`, :func:`run`)."""
+"""``tumble sweep``: the command line of sweeps (:func:`add_arguments`, :func:`run`).
+
+The parser is built from data (:mod:`tumble.parameters`, the registry's names,
+:mod:`tumble.sweep.settings`), so ``tumble sweep --help`` imports no numba; :func:`run`
+imports the sweep's machinery (:mod:`tumble.sweep.cluster`) when it runs.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from tumble import arguments, rigid, scenarios
-from tumble.sweep import cluster, dataset
+from tumble import arguments, methods, parameters
+from tumble.sweep import settings
 
 __all__ = ["add_arguments", "run"]
 
@@ -50,13 +55,13 @@ def _address(text: str) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tumble sweep`` to ``parser`` (its errors then name it)."""
     parser.set_defaults(sweep_parser=parser)
-    d = scenarios.DEFAULTS
+    d = parameters.DEFAULTS
     grid = parser.add_argument_group(
         "grid (comma-separated lists; the sweep runs their Cartesian product)"
     )
     grid.add_argument(
         "--methods", type=arguments.method_list, metavar="A,B,...",
-        help="methods (default: all): " + ", ".join(rigid.METHODS),
+        help="methods (default: all): " + ", ".join(methods.NAMES),
     )  # fmt: skip
     grid.add_argument(
         "--min-j", type=_list_of(arguments.positive_float), metavar="X,...",
@@ -98,11 +103,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="worker processes of the local cluster (default: one per core)",
     )  # fmt: skip
     run_group.add_argument(
-        "--task-size", type=arguments.positive_int, default=cluster.DEFAULT_TASK_SIZE, metavar="N",
+        "--task-size", type=arguments.positive_int, default=settings.DEFAULT_TASK_SIZE, metavar="N",
         help="cases per task (%(default)s)",
     )  # fmt: skip
     run_group.add_argument(
-        "--retries", type=int, default=cluster.DEFAULT_RETRIES, metavar="N",
+        "--retries", type=int, default=settings.DEFAULT_RETRIES, metavar="N",
         help="reruns of a failing task (%(default)s)",
     )  # fmt: skip
     run_group.add_argument("--quiet", action="store_true", help="no progress line")
@@ -114,6 +119,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     Ctrl-C stops it cleanly (exit status 130, the files written so far stay); failed
     tasks or an unreachable scheduler give a one-line message and status 1.
     """
+    from tumble.sweep import cluster, dataset
+
     parser = getattr(args, "sweep_parser", parser)
     if args.retries < 0:
         parser.error(f"--retries: expected an integer >= 0, got {args.retries}")

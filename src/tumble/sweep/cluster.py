@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike
 from tumble._errors import InputError
 from tumble._validate import as_int
 from tumble.sweep import dataset, grid, task
+from tumble.sweep.settings import DEFAULT_RETRIES, DEFAULT_TASK_SIZE
 
 __all__ = [
     "DEFAULT_RETRIES",
@@ -36,13 +37,6 @@ __all__ = [
     "local_cluster",
     "run_sweep",
 ]
-
-#: Default cases per task: enough that the batched ``simulate`` amortises its overhead,
-#: small enough that a sweep of a few thousand runs still feeds several workers.
-DEFAULT_TASK_SIZE = 200
-
-#: Reruns of a task that raised (a worker that dies is handled by Dask separately).
-DEFAULT_RETRIES = 2
 
 
 class SweepError(RuntimeError):

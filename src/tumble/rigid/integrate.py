@@ -1,96 +1,38 @@
-"""Rigid-body rotation: inertia, torque to angular acceleration, and the integrator family.
+"""The integrators: :func:`step` and :func:`simulate`, over the compiled loops.
 
-Conventions: ``q`` ``(..., 4)`` is the unit quaternion (scalar first) taking body to world
-coordinates, ``R`` its matrix; ``omega`` ``(..., 3)`` is the **world** angular velocity;
-``inv_inertia`` ``(..., 3)`` holds the principal inverse moments ``J = diag(J1, J2, J3)`` in
-the body frame (= principal frame). ``I = J⁻¹``, world ``J_w = R J Rᵀ``, ``I_w = R I Rᵀ``,
-``L = I_w omega``, ``E = ½ omega·L``. Torque ``tau`` is in the world frame. Formulas follow
-``shared/reference/rigid-body-integrators.md``.
-
-Zero inverse moments
---------------------
-``J_i = 0`` is an axis that cannot turn: a constraint holds the body-frame angular velocity
-on it at zero, as Jolt's locked axes do. The constraint torque absorbs the momentum along
-such an axis, so ``L`` counts only the free axes (``I_i = 0`` there: the pseudo-inverse)
-and the component of ``omega`` along a locked body axis is ignored. The exact constrained
-motion without torque is then a steady rotation about a body-fixed axis (Euler's equations
-with ``omega_i = 0`` leave the other components constant). Every method accepts such
-bodies (each step starts by clearing the locked momentum) except those whose registry
-record says ``locked_axes=False`` (``"implicit"``, whose Newton residual is written in
-``I = J⁻¹``): they raise :class:`~tumble.InputError`. The registry's order and
-conservation statements are for bodies with all ``J_i > 0``.
-
-Methods
--------
-The integrators are the records of the registry :mod:`tumble.methods`:
-:data:`METHODS` lists their names and :func:`method_info` returns one record (order, what
-it conserves, time symmetry, what it is exact for, how it takes torque, cost). A
-time-symmetric method also composes into fourth- and sixth-order methods named
-``"<base>:<scheme>"`` with a scheme of :data:`COMPOSITIONS` (:mod:`tumble.compositions`);
-:func:`check_method` validates any name. Each
-method's equations are in its kernel's docstring in :mod:`tumble._kernels.rigid` and in
-``docs/integrators.md``, with measured costs; every method takes the torque as constant
-over the step, applied where its record's ``torque`` field says.
+Each method is a record of :mod:`tumble.methods` naming its kernel; this module validates
+the arguments, turns the method into what the loops of :mod:`tumble._kernels.rigid.loops`
+take (a compile-time :class:`~tumble._kernels.rigid.table.Tag` and a composition's
+coefficients), runs them over the batch (on several threads for a large one) and reports
+non-finite results (:mod:`tumble.rigid.divergence`). One body of float64 arrays takes a
+shorter path through :func:`step` (:func:`_step_one`): one compiled call, no validation
+unless the kernel hands the input back. Conventions and the methods are in
+:mod:`tumble.rigid`.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from tumble import compositions as _compositions
-from tumble._errors import InputError, TumbleWarning
+from tumble._errors import InputError
 from tumble._kernels import inertia as _inertia
 from tumble._kernels.dispatch import first_use, run_split, use_parallel
 from tumble._kernels.rigid import loops as _loops
 from tumble._kernels.rigid.table import Tag
-from tumble._kernels.rotation import matrix_to_quat_gu
-from tumble._validate import (
-    as_choice,
-    as_float_array,
-    as_int,
-    as_scalar,
-    broadcast_leading,
-    check_finite_result,
-    check_memory,
-)
-from tumble.methods import REGISTRY, MethodInfo, method_info
+from tumble._validate import as_choice, as_float_array, as_int, as_scalar, check_memory
+from tumble.methods import MethodInfo
 from tumble.methods import check as check_method
-from tumble.rotation import unit_quat
+from tumble.rigid.divergence import check_step, warn_divergence
+from tumble.rigid.dynamics import validate_state
 from tumble.torques import TorqueModel, as_model
 from tumble.trajectory import Trajectory, record_count, record_steps
 
-__all__ = [
-    "COMPOSITIONS",
-    "METHODS",
-    "ORDERS",
-    "DivergenceWarning",
-    "Trajectory",
-    "angular_acceleration",
-    "angular_momentum",
-    "check_method",
-    "energy",
-    "method_info",
-    "principal_axes",
-    "simulate",
-    "step",
-    "world_inverse_inertia",
-]
-
-METHODS: tuple[str, ...] = tuple(info.name for info in REGISTRY)
-"""Names of the integrators of :func:`step` and :func:`simulate` (see :func:`method_info`)."""
-
-COMPOSITIONS = _compositions.COMPOSITIONS
-"""The composition schemes by name (:class:`tumble.compositions.Composition`: order, stages,
-coefficients, citation); ``"<base>:<scheme>"`` runs one (:func:`method_info`)."""
-
-ORDERS: dict[str, float] = {info.name: info.order for info in REGISTRY}
-"""Global order of the attitude error of each method (``inf``: exact; 0: inconsistent)."""
+__all__ = ["simulate", "step"]
 
 _KERNEL_ARGS: dict[str, tuple[Tag, np.ndarray]] = {}
 
@@ -105,222 +47,6 @@ def _kernel_args(info: MethodInfo, fallback: str = "") -> tuple[Tag, np.ndarray]
         tag = Tag(info.kernel or fallback, bool(info.substeps))
         args = _KERNEL_ARGS[info.name] = (tag, np.array(info.substeps, dtype=np.float64))
     return args
-
-
-class DivergenceWarning(TumbleWarning):
-    """:func:`simulate` produced non-finite records: the method diverged.
-
-    Some methods genuinely blow up (``explicit`` after ``O(1/dt²)`` steps, see
-    ``docs/integrators.md``); the records are kept, NaN or infinite from the first diverged
-    one on, and the message gives that record and its time. Callers that expect and detect a blow-up
-    pass ``on_divergence="ignore"``.
-    """
-
-
-# --------------------------------------------------------------------------------------
-# validation
-
-
-def _quat(q: ArrayLike, dtype: np.dtype | None = None) -> np.ndarray:
-    """``q`` as a unit quaternion array (normalised; zero or overflowing norm rejected)."""
-    return unit_quat(q, "q", dtype)
-
-
-def _inv_inertia(J: ArrayLike, dtype: np.dtype | None = None) -> np.ndarray:
-    J = as_float_array(J, "inv_inertia", (3,), dtype=dtype)
-    if np.any(J < 0):
-        raise InputError(
-            f"inv_inertia: expected inverse moments >= 0 (0 = an axis that cannot turn), "
-            f"got minimum {J.min()}"
-        )
-    return J
-
-
-def _dtype_of(*xs: object) -> np.dtype:
-    """The float dtype the result should have: float32 only if every input is float32."""
-    kinds = [_kind(x) for x in xs if x is not None and not callable(x)]
-    if kinds and all(k == np.float32 for k in kinds):
-        return np.dtype(np.float32)
-    return np.dtype(np.float64)
-
-
-def _kind(x: object) -> np.dtype | None:
-    try:
-        return np.asarray(x).dtype
-    except (ValueError, TypeError):  # ragged: validation then names the argument
-        return None
-
-
-def _state(
-    q: ArrayLike,
-    omega: ArrayLike,
-    inv_inertia: ArrayLike,
-    extra: dict[str, Any] | None = None,
-    model: TorqueModel | None = None,
-):
-    """Validate ``q``, ``omega``, ``inv_inertia`` (and named extra vectors) to one dtype and
-    broadcast batch shape, with the batch of a torque ``model``'s parameters; returns the
-    arrays, the batch shape and the dtype."""
-    extra = extra or {}
-    dtype = _dtype_of(q, omega, inv_inertia, *extra.values())
-    qa = _quat(q, dtype)
-    wa = as_float_array(omega, "omega", (3,), dtype=dtype)
-    Ja = _inv_inertia(inv_inertia, dtype)
-    ea = {k: as_float_array(v, k, (3,), dtype=dtype) for k, v in extra.items()}
-    named = {"q": (qa, 1), "omega": (wa, 1), "inv_inertia": (Ja, 1)}
-    named.update({k: (v, 1) for k, v in ea.items()})
-    if model is not None and model.batch:
-        named["torque"] = (np.empty((*model.batch, 0)), 1)
-    batch = broadcast_leading(**named)
-    return qa, wa, Ja, ea, batch, dtype
-
-
-# --------------------------------------------------------------------------------------
-# dynamics
-
-
-def world_inverse_inertia(q: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
-    """World inverse inertia tensor ``J_w = R diag(J) Rᵀ``.
-
-    Parameters
-    ----------
-    q : array_like, shape (..., 4)
-        Body-to-world quaternion (normalised here).
-    inv_inertia : array_like, shape (..., 3)
-        Principal inverse moments ``J``, ``>= 0``.
-
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-        Symmetric positive semi-definite; exact to round-off (9 rotations of basis vectors).
-    """
-    dtype = _dtype_of(q, inv_inertia)
-    qa = _quat(q, dtype)
-    Ja = _inv_inertia(inv_inertia, dtype)
-    broadcast_leading(q=(qa, 1), inv_inertia=(Ja, 1))
-    return _inertia.world_inverse_inertia_gu(qa, Ja)
-
-
-def angular_momentum(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
-    """World angular momentum ``L = I_w omega = R I Rᵀ omega``.
-
-    Where ``J_i = 0`` the axis is held by a constraint and carries no momentum here
-    (``I_i`` is taken as 0: the pseudo-inverse), so ``omega``'s body component on it is
-    ignored.
-
-    Parameters
-    ----------
-    q : array_like, shape (..., 4)
-    omega : array_like, shape (..., 3)
-        World angular velocity.
-    inv_inertia : array_like, shape (..., 3)
-
-    Returns
-    -------
-    ndarray, shape (..., 3)
-    """
-    qa, wa, Ja, _, _, _ = _state(q, omega, inv_inertia)
-    with np.errstate(all="ignore"):  # an overflow raises below, naming the arguments
-        L = _inertia.angular_momentum_gu(qa, wa, Ja)
-    check_finite_result("omega, inv_inertia", "the angular momentum I_w omega", L)
-    return L
-
-
-def energy(q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike) -> np.ndarray:
-    """Rotational kinetic energy ``E = ½ omega·L = ½ Σ I_i omega_b,i²`` (locked axes: 0).
-
-    Parameters
-    ----------
-    q : array_like, shape (..., 4)
-    omega : array_like, shape (..., 3)
-        World angular velocity.
-    inv_inertia : array_like, shape (..., 3)
-
-    Returns
-    -------
-    ndarray, shape (...)
-    """
-    qa, wa, Ja, _, _, _ = _state(q, omega, inv_inertia)
-    with np.errstate(all="ignore"):
-        E = _inertia.energy_gu(qa, wa, Ja)
-    check_finite_result("omega, inv_inertia", "the kinetic energy", E)
-    return E
-
-
-def angular_acceleration(
-    torque: ArrayLike, omega: ArrayLike, q: ArrayLike, inv_inertia: ArrayLike
-) -> np.ndarray:
-    """Angular acceleration with the gyroscopic term: ``alpha = I_w⁻¹ (tau - omega × L)``.
-
-    From ``tau = dL/dt = d(I_w omega)/dt = I_w alpha + omega × L`` with ``I_w = R I Rᵀ``
-    (``dI_w/dt = [omega]× I_w - I_w [omega]×``). All vectors in the world frame; evaluated
-    as ``R J (Rᵀ tau + L_b × omega_b)``. On a locked axis (``J_i = 0``) ``alpha`` has no body
-    component: the constraint absorbs the torque.
-
-    Parameters
-    ----------
-    torque : array_like, shape (..., 3)
-        World torque ``tau``.
-    omega : array_like, shape (..., 3)
-        World angular velocity.
-    q : array_like, shape (..., 4)
-    inv_inertia : array_like, shape (..., 3)
-
-    Returns
-    -------
-    ndarray, shape (..., 3)
-    """
-    qa, wa, Ja, ea, _, _ = _state(q, omega, inv_inertia, {"torque": torque})
-    with np.errstate(all="ignore"):
-        alpha = _inertia.angular_acceleration_gu(ea["torque"], wa, qa, Ja)
-    check_finite_result("torque, omega, inv_inertia", "the angular acceleration", alpha)
-    return alpha
-
-
-def principal_axes(I: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Principal inverse moments and principal frame of a symmetric inertia tensor.
-
-    ``I = R diag(1/J) Rᵀ`` with ``R`` the matrix of the returned quaternion. The moments
-    are sorted **ascending** (``1/J1 <= 1/J2 <= 1/J3``, so the inverse moments come out
-    descending); repeated moments give some orthonormal basis of their eigenspace. ``R``
-    takes principal (body) coordinates to the frame ``I`` is given in (``det R = +1``), so a
-    body whose model-to-world rotation is ``q_model`` simulates with ``q_model ⊗ q``.
-
-    Parameters
-    ----------
-    I : array_like, shape (..., 3, 3)
-        Symmetric positive-definite inertia tensor (symmetric to ``1e-10`` of its largest
-        entry for float64, ``1e-5`` for float32).
-
-    Returns
-    -------
-    inv_inertia : ndarray, shape (..., 3)
-    q : ndarray, shape (..., 4)
-
-    Raises
-    ------
-    InputError
-        Wrong shape, non-finite, non-symmetric or not positive definite.
-    """
-    Ia = as_float_array(I, "I", (3, 3))
-    scale = np.max(np.abs(Ia), axis=(-2, -1), keepdims=True)
-    tol = 1e-10 if Ia.dtype == np.float64 else 1e-5
-    if np.any(np.abs(Ia - np.swapaxes(Ia, -1, -2)) > tol * scale):
-        raise InputError("I: expected a symmetric tensor, got I != I^T")
-    moments, vecs = np.linalg.eigh(Ia)
-    if np.any(~(moments > 0)):
-        raise InputError(
-            f"I: expected a positive-definite tensor, got smallest principal moment {moments.min()}"
-        )
-    det = np.linalg.det(vecs)
-    vecs[..., :, 2] *= np.sign(det)[..., None]
-    flat = np.ascontiguousarray(vecs).reshape((*vecs.shape[:-2], 9))
-    q = matrix_to_quat_gu(flat, np.empty(4, dtype=Ia.dtype))
-    return (1.0 / moments).astype(Ia.dtype), q
-
-
-# --------------------------------------------------------------------------------------
-# integrators
 
 
 def _method(method: Any, inv_inertia: np.ndarray, torque: object) -> MethodInfo:
@@ -350,9 +76,9 @@ def _torque_inputs(
     """
     if torque is None or isinstance(torque, TorqueModel) or callable(torque):
         model = torque if isinstance(torque, TorqueModel) else None
-        qa, wa, Ja, _, batch, dtype = _state(q, omega, inv_inertia, model=model)
+        qa, wa, Ja, _, batch, dtype = validate_state(q, omega, inv_inertia, model=model)
         return qa, wa, Ja, batch, dtype, model
-    qa, wa, Ja, ea, batch, dtype = _state(q, omega, inv_inertia, {"torque": torque})
+    qa, wa, Ja, ea, batch, dtype = validate_state(q, omega, inv_inertia, {"torque": torque})
     return qa, wa, Ja, batch, dtype, as_model(ea["torque"].astype(np.float64))
 
 
@@ -441,13 +167,14 @@ def step(
     omega : array_like, shape (..., 3)
         World angular velocity.
     inv_inertia : array_like, shape (..., 3)
-        Principal inverse moments, ``>= 0`` (0: a locked axis; see the module docstring).
+        Principal inverse moments, ``>= 0`` (0: a locked axis; see :mod:`tumble.rigid`).
     dt : float
         Time step (negative runs backwards).
     method : str
-        One of :data:`METHODS` (see :func:`method_info` and ``docs/integrators.md``), or a
-        composition ``"<base>:<scheme>"`` of a time-symmetric base with a scheme of
-        :data:`COMPOSITIONS` (``"splitting:suzuki4"``).
+        One of :data:`~tumble.rigid.METHODS` (see :func:`~tumble.rigid.method_info` and
+        ``docs/integrators.md``), or a composition ``"<base>:<scheme>"`` of a
+        time-symmetric base with a scheme of :data:`~tumble.rigid.COMPOSITIONS`
+        (``"splitting:suzuki4"``).
     torque : None, TorqueModel, array_like of shape (..., 3), or callable, optional
         A :mod:`tumble.torques` model, evaluated where the method's algorithm needs it (its
         registry record's ``torque`` field); a constant world torque; or a Python callable
@@ -512,7 +239,7 @@ def step(
         qf, Lf, Jf, model.kernel_args(batch), t0, dts, q1, L1,
     )  # fmt: skip
     w1 = _inertia.world_omega_gu(q1, L1, Jf)
-    _check_step(info.name, q1, w1, Lf, batch, torque is not None)
+    check_step(info.name, q1, w1, Lf, batch, torque is not None)
     return q1.astype(dtype).reshape((*batch, 4)), w1.astype(dtype).reshape((*batch, 3))
 
 
@@ -573,32 +300,6 @@ def _step_one(
     if status:
         return None
     return q1, w1
-
-
-def _check_step(
-    name: str,
-    q1: np.ndarray,
-    w1: np.ndarray,
-    L0: np.ndarray,
-    batch: tuple[int, ...],
-    with_torque: bool,
-) -> None:
-    """Raise if one step from a finite, validated state gave NaN or infinity.
-
-    The inputs were finite, so the magnitudes overflowed float64 inside the step: as in
-    :mod:`tumble.kinematics`, the error names the inputs whose size is to blame.
-    """
-    bad = ~(np.all(np.isfinite(q1), axis=-1) & np.all(np.isfinite(w1), axis=-1))
-    if not np.any(bad):
-        return
-    where = np.unravel_index(int(np.argmax(bad)), batch) if batch else ()
-    names = "q, omega, inv_inertia, " + ("torque, " if with_torque else "") + "dt"
-    cause = "the body momentum L = I omega" if not np.all(np.isfinite(L0)) else "the step"
-    raise InputError(
-        f"{names}: values so large that {cause} overflows float64 in method {name!r} "
-        f"(first at batch index {tuple(int(i) for i in where)}); expected |omega| dt and "
-        "|L| well below 1e150"
-    )
 
 
 def _exact_call(func: Callable, dt_name: str, *args: Any) -> Any:
@@ -672,7 +373,8 @@ def simulate(
     steps : int
         Number of steps, ``>= 0``.
     method : str
-        One of :data:`METHODS`, or a composition ``"<base>:<scheme>"`` (see :func:`step`).
+        One of :data:`~tumble.rigid.METHODS`, or a composition ``"<base>:<scheme>"``
+        (see :func:`step`).
     torque : None, TorqueModel, array_like of shape (..., 3), or callable, optional
         A :mod:`tumble.torques` model (see :func:`step`), a constant world torque, or a
         Python callable ``torque(t, q, omega)`` held over each step. Not allowed with
@@ -680,10 +382,10 @@ def simulate(
     every : int, optional
         Record interval in steps, ``>= 1``.
     on_divergence : {"warn", "ignore"}, optional
-        What a divergence does: warn (:class:`DivergenceWarning`), or nothing, for callers
-        that detect the blow-up in the records themselves. Prefer ``"ignore"`` to
-        :func:`warnings.catch_warnings`, which is not thread-safe (concurrent threads
-        restore each other's filters).
+        What a divergence does: warn (:class:`~tumble.rigid.DivergenceWarning`), or
+        nothing, for callers that detect the blow-up in the records themselves. Prefer
+        ``"ignore"`` to :func:`warnings.catch_warnings`, which is not thread-safe
+        (concurrent threads restore each other's filters).
 
     Returns
     -------
@@ -747,7 +449,7 @@ def simulate(
             # from a divergence of the method later on (a DivergenceWarning below).
             step(qa, wa, Ja, dts, info.name, torque)
     if bad and warn:
-        _warn_divergence(info.name, t, out_q, out[0], out_e)
+        warn_divergence(info.name, t, out_q, out[0], out_e)
     shape = (n_rec, *batch)
     return Trajectory(
         t=t,
@@ -805,23 +507,7 @@ def _simulate_callable(
                     f"at t = {t:.6g}"
                 )
             if s == 1:
-                _check_step(info.name, q, w, L, batch, True)
+                check_step(info.name, q, w, L, batch, True)
             bad = 1
         r += record
     return bad
-
-
-def _warn_divergence(name: str, t: np.ndarray, q: np.ndarray, w: np.ndarray, e: np.ndarray) -> None:
-    """Warn (:class:`DivergenceWarning`) if any record of ``(n_rec, n, ·)`` is non-finite."""
-    bad = ~(np.all(np.isfinite(q), axis=-1) & np.all(np.isfinite(w), axis=-1) & np.isfinite(e))
-    if not np.any(bad):
-        return
-    rec = np.any(bad, axis=1)
-    r = int(np.argmax(rec))
-    warnings.warn(
-        f"method {name!r} diverged: records are non-finite from record {r} (t = {t[r]:.6g}) "
-        f"on, in {int(np.sum(bad[-1]))} of {bad.shape[1]} bodies at the end; the records are "
-        "kept (NaN or inf after the blow-up). Take a smaller dt or a stable method.",
-        DivergenceWarning,
-        stacklevel=3,
-    )
