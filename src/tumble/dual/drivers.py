@@ -48,7 +48,6 @@ __all__ = [
     "MAX_JACOBIAN_BYTES",
     "Derivatives",
     "Function",
-    "Sliceable",
     "derivative",
     "directional_derivative",
     "gradient",
