@@ -189,6 +189,23 @@ TARGETS = _targets()
 # values
 
 
+def _dual_terms(v: Any) -> Any:
+    """Elementwise NumPy code for the dual drivers: rules whose derivatives of every order
+    are bounded for every finite input, and a derivative nested inside (so ``hessian``
+    differentiates three levels deep)."""
+    from tumble.dual import derivative
+
+    s = np.arcsinh(v)
+    return (
+        np.tanh(v)
+        + np.arctan2(v, 1.0)
+        + derivative(np.arctan, v)
+        + np.arcsin(0.5 * np.tanh(v))
+        + np.logaddexp(s, 1.0)
+        + np.hypot(s, 1.0)
+    )
+
+
 def _unit(v: list[float]) -> np.ndarray:
     a = np.array(v, dtype=float)
     return a / np.linalg.norm(a)
@@ -254,6 +271,7 @@ VALID: dict[str, Any] = {
     "momentum": 1.0,
     "runs": 1,
     "band": 1e-3,
+    "f": lambda v: np.sum(_dual_terms(v)),
 }
 
 _SPECIAL_FLOATS = [
@@ -437,6 +455,36 @@ def test_bad_input_gives_a_result_or_a_named_error(
         # Documented warnings (divergence, Magnus convergence) are part of valid results.
         warnings.simplefilter("ignore")
         _check_outcome(target, lambda: fn(*args, **kwargs), shown)
+
+
+#: Subnormal, tiny, huge and largest magnitudes for the dual drivers, where a rule's
+#: formula can overflow (-2|x| at 1e308), divide by an underflowed square or cancel.
+DUAL_MAGNITUDES = [5e-324, -1e-310, 1e-200, 0.0, 1e200, -1e308, np.finfo(np.float64).max]
+
+
+@pytest.mark.parametrize("magnitude", DUAL_MAGNITUDES)
+def test_dual_drivers_at_subnormal_and_huge_magnitudes_give_finite_derivatives(
+    magnitude: float,
+) -> None:
+    """Finite input whose derivatives of every order are bounded: every driver, nested up
+    to third derivatives, gives finite values and no NumPy warning."""
+    from tumble import dual
+
+    def f(v: Any) -> Any:
+        return np.sum(_dual_terms(v), axis=-1)
+
+    x = np.full(3, magnitude)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        results = [
+            dual.derivative(f, x),
+            dual.gradient(f, x),
+            dual.hessian(f, x),
+            dual.jacobian(lambda u: dual.hessian(f, u), x),
+            dual.hessian(f, np.stack([x, -x]), batched=True, points_per_pass=1),
+        ]
+    for r in results:
+        assert np.all(np.isfinite(r)), (magnitude, r)
 
 
 def test_the_campaign_covers_the_public_surface_and_made_its_calls() -> None:

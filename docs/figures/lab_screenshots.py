@@ -7,7 +7,7 @@ Serves the lab on a free loopback port and drives headless Debian Chromium (Play
 - ``lab-sphere.png``: the momentum sphere, tennis-racket preset, with three methods;
 - ``lab-heavy-top.png``: the heavy-top torque preset at 1366 × 1180, top of the page (the
   methods against the ODE reference);
-- ``lab-compiling.png``: the default view at 1366 × 900 while its first task compiles (a
+- ``lab-compiling.png``: the default view at 1366 × 900 while its first method compiles (a
   second server whose warm-up is held there): the notice and the empty plots.
 
 The animation is paused at a fixed cursor so that the pictures are reproducible.
@@ -27,7 +27,7 @@ import uvicorn
 from playwright.sync_api import Page, sync_playwright
 
 from tumble.lab import api
-from tumble.lab.server import create_app
+from tumble.lab.server import LOADING, create_app
 from tumble.lab.warmup import WarmUp
 
 CHROMIUM = os.environ.get("TUMBLE_CHROMIUM", "/usr/bin/chromium")
@@ -85,13 +85,15 @@ def main(out: Path) -> None:
             _open(page, base, 420)
             page.screenshot(path=str(out / "lab-phone.png"))
             release = threading.Event()
-            held, held_url = _serve(
-                WarmUp(api.warm_up_plan(), before_task=lambda _: release.wait())
-            )
+            # Held at the first task after the API's load: "compiling exact (1 of 6)".
+            hold = lambda task: task.label == LOADING or release.wait()  # noqa: E731
+            held, held_url = _serve(WarmUp(api.warm_up_plan(), before_task=hold))
             try:
                 page = browser.new_page(viewport={"width": 1366, "height": 900})
                 page.goto(held_url)
-                page.wait_for_function("window.tumbleLab && tumbleLab.compilingSeen >= 1")
+                page.wait_for_function(
+                    "document.getElementById('compile-text').textContent.includes('(1 of 6)')"
+                )
                 page.screenshot(path=str(out / "lab-compiling.png"))
             finally:
                 release.set()

@@ -43,14 +43,19 @@ def test_run_binds_the_given_host_and_opens_the_browser(monkeypatch, capsys) -> 
 
     def fake_serve(app, sock):
         served.append(sock.getsockname())
-        with TestClient(app):  # runs the start-up, which announces the address
-            pass
+        with TestClient(app) as client:  # runs the start-up, which announces the address
+            deadline = time.monotonic() + 60
+            while client.get("/api/status").json()["state"] != "ready":  # its warm-up ran
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
 
     monkeypatch.setattr(server, "_serve", fake_serve)
     monkeypatch.setattr(server, "_open_when_up", lambda url: opened.append(url))
     monkeypatch.setattr(api, "warm_up_plan", lambda: [])
     progress: list[str] = []  # the worker's lines, which may come after the test's capture
     monkeypatch.setattr(server, "_console", lambda line, transient: progress.append(line))
+    frozen: list[bool] = []  # not in the test process: the command owns its process
+    monkeypatch.setattr(server.gc, "freeze", lambda: frozen.append(True))
     server.run(port=0, open_browser=True)  # 0: a free port, as the real 8050 may be taken
     host, port = served[0][:2]
     assert host == "127.0.0.1"
@@ -66,6 +71,7 @@ def test_run_binds_the_given_host_and_opens_the_browser(monkeypatch, capsys) -> 
     while not opened and time.monotonic() < deadline:
         time.sleep(0.01)
     assert opened == [url]
+    assert frozen == [True]  # the task after the API's load
 
 
 def test_open_when_up_waits_for_the_server(monkeypatch) -> None:

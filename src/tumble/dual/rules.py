@@ -277,7 +277,8 @@ def _sech2(out: Any, x: Any) -> Any:
     # would overflow, and nothing cancels where 1 - tanh² x would (1.1e-8 off at x = 10,
     # 0 beyond |x| ≈ 19). Its derivative has the factor 1 - t, 0 near x = 0, where
     # 1 - tanh² x is exact and differentiates to -2 tanh x sech² x without cancelling.
-    t = np.exp(-2 * np.abs(x))
+    # |x| clamped at 400, where t = e^-800 is 0 already, so that -2|x| cannot overflow.
+    t = np.exp(-2 * np.minimum(np.abs(x), 400.0))
     far = 4 * t / ((1 + t) * (1 + t))
     if isinstance(x, PLAIN_OPERANDS):
         return far
@@ -291,10 +292,12 @@ def _darccosh(out: Any, x: Any) -> Any:
 
 
 def _darctan(out: Any, x: Any) -> Any:
-    # 1/(1 + x²), and (1/x)² / (1 + (1/x)²) for |x| > 1, where x² could overflow.
+    # 1/(1 + x²), and (1/x)² / (1 + (1/x)²) for |x| > 1, where x² could overflow (each
+    # branch computed with the other's arguments replaced, so that neither overflows).
     big = np.abs(x) > 1
     r = 1 / np.where(big, x, 1.0)
-    return np.where(big, r * r / (1 + r * r), 1 / (1 + x * x))
+    small = np.where(big, 0.0, x)
+    return np.where(big, r * r / (1 + r * r), 1 / (1 + small * small))
 
 
 def _cosine(h: Any, a: Any, b: Any) -> Any:
@@ -326,13 +329,13 @@ def _darctan2(numerator: Any, other: Any, sign: float) -> Any:
     if isinstance(numerator, PLAIN_OPERANDS) and isinstance(other, PLAIN_OPERANDS):
         h = np.hypot(numerator, other)
         return sign * safe_ratio(safe_ratio(numerator, h), h)
-    # On duals, the terms of the next derivative are of order 1/h² each (5e399 at 1e-200),
-    # and at (1e-200, 1e-200), where they cancel to 0, they would overflow first (inf -
-    # inf). The arguments scaled by a power of two s near the larger (exact) give terms
-    # of order 1/(h/s)² = O(1) that cancel first; the one division by s comes last.
-    scale = np.ldexp(
-        _float_like(1, numerator), np.frexp(np.maximum(np.abs(numerator), np.abs(other)))[1]
-    )
+    # On duals, the terms of the next derivative are of order 1/h² each (5e399 at 1e-200)
+    # and would overflow before they cancel (inf - inf = NaN). The arguments scaled by a
+    # power of two s near the larger (exactly) give terms of order 1/(h/s)² = O(1) that
+    # cancel first; the one division by s comes last.
+    # The larger is in [2^(e-1), 2^e); 2^(e-1), not 2^e, stays finite at 1.8e308.
+    exponent = np.frexp(np.maximum(np.abs(numerator), np.abs(other)))[1] - 1
+    scale = np.ldexp(_float_like(1, numerator), exponent)
     a, b = numerator / scale, other / scale
     h = np.hypot(a, b)
     return sign * safe_ratio(_cosine(h, a, b), h) / scale

@@ -25,8 +25,8 @@
     dash: {},             // name -> line style (from the spec)
     state: null,          // every setting; the URL's query string mirrors it
     data: null,           // last /api/simulate answer
-    compiling: null,      // the server's last 202 answer while the view waits for it, else null
-    compilingSeen: 0,     // 202 answers shown (tests wait on it)
+    compiling: null,      // what the view waits for (a 202 answer, or the start-up status), else null
+    compilingSeen: 0,     // such notices shown (tests wait on it)
     request: null,        // the body that produced `data`
     completed: 0,         // answered requests (tests wait on it)
     failed: 0,
@@ -356,10 +356,12 @@
   }
 
   // POST `body` to `url`, asking again every POLL_MS while the server answers 202 (still
-  // compiling; `onWait` gets that answer). Returns [response, answer] of the final answer,
-  // or null when `current()` turned false meanwhile (a newer request replaced this one).
+  // compiling; `onWait` gets that answer). Returns [response, answer, time it was asked] of
+  // the final answer, or null when `current()` turned false meanwhile (a newer request
+  // replaced this one).
   async function postWhenCompiled(url, body, signal, current, onWait) {
     for (;;) {
+      const asked = performance.now();
       const res = await fetch(url, {
         method: "POST",
         headers: { "Content-Type": "application/json", Prefer: "respond-async" },
@@ -368,7 +370,7 @@
       });
       const answer = await res.json();
       if (!current()) return null;
-      if (res.status !== 202) return [res, answer];
+      if (res.status !== 202) return [res, answer, asked];
       onWait(answer);
       await sleep(POLL_MS);
       if (!current()) return null;
@@ -385,13 +387,12 @@
       setStatus("nothing to compute: tick a method (a torque scenario has no exact solution to show alone)", true);
       return;
     }
-    const t0 = performance.now();
     setStatus("computing…");
     const current = () => controller === inFlight;
     try {
       const final = await postWhenCompiled("/api/simulate", body, controller.signal, current, showCompiling);
       if (final === null) return;  // superseded while compiling or while the body arrived
-      const [res, answer] = final;
+      const [res, answer, t0] = final;
       hideCompiling();
       await plotlyReady;
       if (!current()) return;  // superseded while plotly arrived
