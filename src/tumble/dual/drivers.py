@@ -378,7 +378,7 @@ def _rows_per_pass(shape: tuple[int, ...], points_per_pass: int | None) -> int |
     return -(-shape[0] // slices) if slices > 1 else None
 
 
-# Not exported (not in __all__): an alias, not a callable of the API.
+# Not in __all__: the values are documented with the keyword, in jacobian.
 Sliceable: TypeAlias = bool | Literal["auto"]
 """How the batched drivers may split the points: ``True`` (``f`` acts on a slice of the
 points as on all of them), ``False`` (one pass over all points) or ``"auto"``."""

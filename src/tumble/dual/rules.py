@@ -15,7 +15,11 @@ differentiation; it is written with NumPy operations so that it runs on both.
 Rules that keep every digit: each formula below is the one that neither cancels nor
 overflows where the textbook form does (``expm1' = exp``, not ``expm1 + 1``;
 ``tanh' = sech²`` from ``e^{-2|x|}``, not ``1 - tanh²``; ``(1 - x)(1 + x)`` instead of
-``1 - x²`` near ±1; ``hypot`` instead of a sum of squares).
+``1 - x²`` near ±1; ``hypot`` instead of a sum of squares). On the duals of an enclosing
+differentiation, whose chain rule differentiates the formula itself, a few rules switch to
+forms whose own derivatives do not cancel either (near 0 for ``tanh``, ``arcsin``,
+``arccos``, ``arctanh``; in ratios below 1 for ``hypot`` and ``arctan2``), so that
+second and third derivatives keep every digit too.
 """
 
 from __future__ import annotations
@@ -309,7 +313,8 @@ def _cosine(h: Any, a: Any, b: Any) -> Any:
     where ``|b| << |a|`` (the second derivative of ``hypot(x, 1e-20)`` at 1 is 1e-40, not
     0); in terms of the ratio ``t`` of the smaller to the larger argument,
     ``sign(a) / hypot(1, t)`` (``|a| >= |b|``, ``t = b/a``) and ``sign(b) t / hypot(1, t)``
-    (``t = a/b``) differentiate into products and sums of terms bounded by their result.
+    (``t = a/b``) differentiate into products of ratios at most 1 and powers of ``1/h``,
+    without that cancellation.
     """
     if isinstance(a, PLAIN_OPERANDS) and isinstance(b, PLAIN_OPERANDS):
         return safe_ratio(a, h)
