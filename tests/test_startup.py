@@ -98,6 +98,96 @@ def test_an_edit_to_any_kernel_source_recompiles_what_depends_on_it(tmp_path):
     assert float(_python(code, cache, src).stdout) == 16.0
 
 
+_GUFUNC_MODULE = """
+from tumble._kernels import guvectorize
+
+@guvectorize("(n)->(n)")
+def double(x, out):
+    for i in range(x.shape[0]):
+        out[i] = 2.0 * x[i]
+"""
+
+_GUFUNC_BUILDER = """
+import sys, time
+from pathlib import Path
+import numba
+import numpy as np
+from numba.core import caching
+import tumble._kernels
+
+role, flags = sys.argv[1], Path(sys.argv[2])
+save = caching.IndexDataCacheFile._save_data
+
+
+def wait_for(flag):
+    deadline = time.monotonic() + 3.0
+    while not (flags / flag).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def interleaved(self, name, data):
+    # first: kernel a saved, then second: kernel b and loop b, then first: loop a
+    kernel = not name.startswith("guf-")
+    if role == "first":
+        (flags / ("first-compiled" if kernel else "first-at-loop")).touch()
+        wait_for("second-compiled" if kernel else "second-done")
+    elif role == "second" and kernel:
+        (flags / "second-compiled").touch()
+        wait_for("first-kernel-saved")
+    save(self, name, data)
+    if role == "first" and kernel:
+        (flags / "first-kernel-saved").touch()
+
+
+caching.IndexDataCacheFile._save_data = interleaved
+if role == "second":
+    numba.njit(lambda x: x + 1.0)(1.0)  # another compile first: numba's symbol counter moves
+from gufunc_module import double
+
+print(double(np.arange(3.0))[2])
+(flags / f"{role}-done").touch()
+"""
+
+
+def test_two_processes_building_one_gufunc_leave_a_loadable_cache(tmp_path):
+    """numba issue 10128: a gufunc's loop names its kernel by a per-process counter, so two
+    processes that build one gufunc at once could leave the kernel of one beside the loop of
+    the other, and the next process crashed when it loaded them. Here two processes order
+    their saves that way (each waits for the other at most 3 s); tumble's lock makes the
+    second wait for the first's whole build instead, and a third process loads a consistent
+    pair."""
+    (tmp_path / "gufunc_module.py").write_text(_GUFUNC_MODULE)
+    (tmp_path / "builder.py").write_text(_GUFUNC_BUILDER)
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(SRC), str(tmp_path)]),
+    }
+    runs = [
+        subprocess.Popen(
+            [sys.executable, str(tmp_path / "builder.py"), role, str(tmp_path)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for role in ("first", "second")
+    ]
+    for run in runs:
+        out, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err
+        assert float(out) == 4.0
+    third = subprocess.run(
+        [sys.executable, str(tmp_path / "builder.py"), "third", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert third.returncode == 0, f"exit {third.returncode}: {third.stderr[-2000:]}"
+    assert float(third.stdout) == 4.0
+
+
 def test_first_use_logs_a_long_compile_once(monkeypatch, caplog):
     monkeypatch.setattr(dispatch, "COMPILE_NOTICE_SECONDS", 0.01)
     key = ("test_startup", object())

@@ -80,7 +80,10 @@ class LazyGufunc:
         if dtype.name not in FLOAT_TYPES:
             raise TypeError(f"{self._func.__name__}: no loop for {dtype}, only {FLOAT_TYPES}")
         signature = _gufunc_signature(self._layout, dtype.name)
-        built = numba.guvectorize([signature], self._layout, nopython=True, cache=True)(self._func)
+        with cache.building(self._func):
+            built = numba.guvectorize([signature], self._layout, nopython=True, cache=True)(
+                self._func
+            )
         self._built[dtype] = built.ufunc
         return built.ufunc
 

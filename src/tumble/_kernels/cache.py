@@ -18,14 +18,23 @@ number, and a reader can meet an index entry before its data (and load another f
 machine code). :func:`_save` does the same under an exclusive lock on the index, data
 first; it replaces numba's for every cached function of the process, which it only makes
 safer.
+
+A gufunc is two cache entries: its kernel, and the loop around it, which calls the kernel
+by a symbol name that holds a per-process counter (numba issue 10128). Two processes that
+compile one gufunc at once can leave the kernel of one beside the loop of the other, and a
+third process that loads the pair calls a missing symbol and crashes. :func:`building`
+makes the build of a gufunc (load or compile, then save, of both entries) exclusive between
+processes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
 import itertools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +93,17 @@ def _save(self: Any, key: Any, data: Any) -> None:
             overloads[key] = name
         self._save_data(name, data)
         self._save_index(overloads)
+
+
+@contextlib.contextmanager
+def building(func: Callable[..., Any]) -> Iterator[None]:
+    """Hold an exclusive lock, between processes, on the cache of the gufunc over ``func``
+    while it is built: its kernel and its loop are then loaded, or compiled and saved,
+    together."""
+    folder = Path(caching.FunctionCache(func)._cache_path)
+    with open(folder / f"{func.__qualname__}-gufunc.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def install() -> None:
