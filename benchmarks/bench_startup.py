@@ -16,7 +16,8 @@ Goals (issue 26), CPU seconds from an empty cache:
 - the first use of a torque structure with one method: 8 s;
 - with the cache filled, each at most 1 s.
 
-Usage: ``tumble bench startup [--rounds R] [--rows NAME,...] [--no-write]``.
+Usage: ``tumble bench startup [--rounds R] [--rows NAME [NAME ...]] [--no-write]`` (row
+names hold commas and spaces: quote each).
 """
 
 from __future__ import annotations
@@ -112,10 +113,10 @@ def _fmt(seconds: float | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tumble bench startup", description=__doc__)
     parser.add_argument("--rounds", type=int, default=1, help="cold/warm pairs per row (1)")
-    parser.add_argument("--rows", default="", help="comma-separated row names (default: all)")
+    parser.add_argument("--rows", nargs="+", default=[], help="row names, each quoted (all)")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
-    chosen = [r.strip() for r in args.rows.split(",") if r.strip()] or list(ROWS)
+    chosen = args.rows or list(ROWS)
     unknown = [r for r in chosen if r not in ROWS]
     if unknown:
         parser.error(f"unknown rows {unknown}; choose from {list(ROWS)}")

@@ -258,7 +258,6 @@ def test_precompile_command_rejects_unknown_torques(capsys):
 # adding an integrator: one kernel, one record, one doc paragraph (not needed for a test)
 
 
-@table.held("test_toy")
 @njit
 def step_toy(q, L, J, I, tb, h):
     """A toy first-order method: two explicit half steps (``steps.step_explicit``)."""
@@ -269,6 +268,8 @@ def step_toy(q, L, J, I, tb, h):
 def test_a_toy_method_is_one_kernel_and_one_record(monkeypatch):
     """A registered kernel and a record naming it make a method that ``simulate`` and
     ``step`` run like any other (no id to thread through the loops), of first order."""
+    monkeypatch.setattr(table, "_KERNELS", dict(table._KERNELS))  # the toy leaves with the test
+    table.held("test_toy")(step_toy)
     explicit = methods.method_info("explicit")
     toy = dataclasses.replace(
         explicit, name="test_toy", kernel="test_toy", description="two explicit half steps"
@@ -289,3 +290,35 @@ def test_a_toy_method_is_one_kernel_and_one_record(monkeypatch):
             float(np.min(np.linalg.norm([tr.q[-1] - q_exact, tr.q[-1] + q_exact], axis=-1)))
         )
     assert 1.8 < errors[0] / errors[1] < 2.2  # first order
+
+
+def test_read_only_and_broadcast_inputs_reuse_the_compiled_loops():
+    """numba types a read-only or strided array apart from a plain one; the loops get plain
+    arrays, so such an input (a broadcast state, a frozen array) compiles nothing more."""
+    from numba.core import event
+
+    q, w, J = np.array([1.0, 0.0, 0.0, 0.0]), np.array([0.1, 2.0, 0.3]), np.array([1.0, 0.5, 0.3])
+    frozen = q.copy()
+    frozen.flags.writeable = False
+    rigid.simulate(q, w, J, 0.01, 10, "jolt")
+    rigid.step(q, w, J, 0.01, "jolt")
+    rigid.step(q[None], w[None], J[None], 0.01, "jolt")
+    compiled: list[str] = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+    listener = Listener()
+    event.register("numba:compile", listener)
+    try:
+        rigid.simulate(np.broadcast_to(q, (3, 4)), w, J, 0.01, 10, "jolt")
+        rigid.simulate(frozen, w, J, 0.01, 10, "jolt")
+        rigid.step(frozen, w, J, 0.01, "jolt")
+        rigid.step(np.broadcast_to(q, (3, 4)), w[::-1][::-1], J, 0.01, "jolt")
+    finally:
+        event.unregister("numba:compile", listener)
+    assert compiled == []

@@ -419,7 +419,9 @@ def _bodies(
     q: ArrayLike, omega: ArrayLike, inv_inertia: ArrayLike, model: TorqueModel
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
     """Validated ``q``, ``omega``, ``inv_inertia`` broadcast with ``model``'s parameters and
-    flattened to contiguous float64 rows ``(N, 4)``, ``(N, 3)``, ``(N, 3)``; and the batch."""
+    flattened to contiguous float64 rows ``(N, 4)``, ``(N, 3)``, ``(N, 3)``; and the batch.
+    The rows are fresh, writable arrays: numba compiles the kernels apart for read-only
+    ones (a broadcast view)."""
     qa = unit_quat(q, "q", np.dtype(np.float64))
     wa = _vector(omega, "omega")
     Ja = _vector(inv_inertia, "inv_inertia")
@@ -428,7 +430,7 @@ def _bodies(
     )
     n = int(np.prod(batch, dtype=np.int64))
     qf, wf, Jf = (
-        np.ascontiguousarray(np.broadcast_to(a, (*batch, a.shape[-1])).reshape(n, a.shape[-1]))
+        np.array(np.broadcast_to(a, (*batch, a.shape[-1])).reshape(n, a.shape[-1]), order="C")
         for a in (qa, wa, Ja)
     )
     return qf, wf, Jf, batch

@@ -35,7 +35,32 @@ with warnings.catch_warnings():
 
 from tumble.lab import api
 from tumble.lab.server import create_app
-from tumble.lab.warmup import WarmUp
+from tumble.lab.warmup import Task, WarmUp
+
+#: The lab's whole warm-up plan: every method, also under every torque preset (minutes of
+#: compiling from an empty numba cache, what a real server does in the background). The
+#: tests of its order and coverage read this one.
+FULL_PLAN = api.warm_up_plan
+
+
+def first_view_plan() -> list[Task]:
+    """The plan's tasks for the page's first view: the exact reference and the methods shown
+    at start, torque-free."""
+    first = ("exact", *api.SHOWN_AT_START)
+    return [t for t in FULL_PLAN() if t.key[0] is None and t.key[1] in first]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _first_view_warm_up() -> Iterator[None]:
+    # The servers and clients of these tests warm up the first view only, and every request
+    # compiles what else it uses: the whole plan would compile every method under every
+    # torque model in each test process, and keep a background thread compiling (numba's
+    # compiler swaps the process's warning filters) while other test files run.
+    patch = pytest.MonkeyPatch()
+    patch.setattr(api, "warm_up_plan", first_view_plan)
+    yield
+    patch.undo()
+
 
 #: Debian's Chromium; TUMBLE_CHROMIUM points the tests at another Chromium build.
 CHROMIUM = Path(os.environ.get("TUMBLE_CHROMIUM", "/usr/bin/chromium"))
@@ -53,17 +78,15 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def app():
-    return create_app()
-
-
-@pytest.fixture(scope="session")
-def client(app) -> Iterator[TestClient]:
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
     # The context starts the warm-up in the background; a request without ``Prefer:
-    # respond-async`` computes at once whatever it has run so far.
-    with TestClient(app) as c:
+    # respond-async`` computes at once whatever it has run so far. Leaving it (at the end of
+    # the test file) stops the warm-up, whose task under way ends before the next file runs.
+    runner = WarmUp([])
+    with TestClient(create_app(warm_up=runner)) as c:
         yield c
+    runner.wait(timeout=WARM_UP_TIMEOUT_S)
 
 
 def free_port() -> int:
@@ -71,6 +94,12 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
+
+#: Milliseconds a browser test waits for a computation: the servers warm up the page's first
+#: view only, so a request for other methods or a torque preset compiles them on demand
+#: (the page says "compiling ..."), which takes minutes from an empty numba cache on a
+#: loaded 2-core machine.
+COMPUTE_TIMEOUT_MS = 600_000
 
 #: Seconds the warm-up may take before a test gives up: from an empty numba cache it
 #: compiles every method's loops, under each torque model too (minutes on a shared machine).
@@ -81,15 +110,18 @@ class LiveServer:
     """uvicorn serving the lab on a free loopback port, in a background thread.
 
     ``warm_up`` is :func:`tumble.lab.server.create_app`'s; with ``ready`` the server is
-    entered once its warm-up has run (the browser tests then time pages, not compiles)."""
+    entered once its warm-up has run (the browser tests then time pages, not compiles).
+    Leaving it waits for the end of a warm-up of its own making (``warm_up=True``)."""
 
     def __init__(self, warm_up: bool | WarmUp = True, ready: bool = True) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.runner = warm_up if isinstance(warm_up, WarmUp) else None
+        self.own = WarmUp([]) if warm_up is True else None
+        self.runner = warm_up if isinstance(warm_up, WarmUp) else self.own
         self.ready = ready
         config = uvicorn.Config(
-            create_app(warm_up=warm_up), host="127.0.0.1", port=self.port, log_level="warning",
+            create_app(warm_up=self.runner or False), host="127.0.0.1", port=self.port,
+            log_level="warning",
             backlog=512,
         )  # fmt: skip
         self.server = uvicorn.Server(config)
@@ -116,6 +148,8 @@ class LiveServer:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
+        if self.own is not None:
+            self.own.wait(timeout=WARM_UP_TIMEOUT_S)
 
 
 class Gate:
@@ -219,7 +253,9 @@ def open_lab(context, live_server, query: str = ""):
     pg = context.new_page()
     pg.lab_errors = watch(pg, live_server)
     pg.goto(live_server.url + "/" + (f"?{query}" if query else ""))
-    pg.wait_for_function("window.tumbleLab && window.tumbleLab.completed >= 1", timeout=60_000)
+    pg.wait_for_function(
+        "window.tumbleLab && window.tumbleLab.completed >= 1", timeout=COMPUTE_TIMEOUT_MS
+    )
     return pg
 
 

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from conftest import open_lab, watch
+from conftest import COMPUTE_TIMEOUT_MS, open_lab, watch
 
 pytestmark = pytest.mark.browser
 
@@ -77,7 +77,7 @@ def requested_methods(page) -> list[str]:
 
 
 def wait_answer(page, done: int) -> None:
-    page.wait_for_function(f"tumbleLab.completed > {done}", timeout=30_000)
+    page.wait_for_function(f"tumbleLab.completed > {done}", timeout=COMPUTE_TIMEOUT_MS)
 
 
 def settle(page) -> None:
@@ -93,7 +93,9 @@ def reopen(first, live_server):
     second = first.context.new_page()
     second.lab_errors = watch(second, live_server)
     second.goto(first.url)
-    second.wait_for_function("window.tumbleLab && tumbleLab.completed >= 1", timeout=60_000)
+    second.wait_for_function(
+        "window.tumbleLab && tumbleLab.completed >= 1", timeout=COMPUTE_TIMEOUT_MS
+    )
     assert second.evaluate("tumbleLab.request") == first.evaluate("tumbleLab.request")
     for run in ("exact", "methods"):
         a = first.evaluate(f"JSON.stringify(tumbleLab.data.{run})")
@@ -163,7 +165,9 @@ def test_ticking_and_legend_clicks_compute_only_visible_methods(page) -> None:
     )
     settle(page)
     entry.locator("rect.legendtoggle").dblclick()
-    page.wait_for_function("tumbleLab.request.methods.join() === 'midpoint'", timeout=30_000)
+    page.wait_for_function(
+        "tumbleLab.request.methods.join() === 'midpoint'", timeout=COMPUTE_TIMEOUT_MS
+    )
     for fig in FIGURES:
         assert drawn_groups(page, fig) == {REFERENCE, "midpoint"}, fig
     # Few methods leave room for long runs: 8000 steps per rotation x 20 rotations x 1.
@@ -210,7 +214,7 @@ def test_moving_median_j_changes_the_energy_trace_and_the_url(page) -> None:
     for _ in range(20):  # 20 keyboard steps of 0.01, debounced into one or two requests
         page.keyboard.press("ArrowRight")
     wait_answer(page, done)
-    page.wait_for_function("tumbleLab.data.case.inv_inertia[1] > 1.15", timeout=30_000)
+    page.wait_for_function("tumbleLab.data.case.inv_inertia[1] > 1.15", timeout=COMPUTE_TIMEOUT_MS)
     assert float(slider.input_value()) == pytest.approx(0.7)
     after = energy_trace(page, "jolt")
     assert len(after) == len(before)
@@ -363,7 +367,7 @@ def test_momentum_sphere_draws_polhodes_and_paths(page) -> None:
 def test_error_versus_cost_shows_the_orders(context, live_server) -> None:
     pg = open_lab(context, live_server, "methods=explicit,midpoint,rk4&rotations=2")
     pg.click("#measure-cost")
-    pg.wait_for_function("tumbleLab.cost !== undefined", timeout=60_000)
+    pg.wait_for_function("tumbleLab.cost !== undefined", timeout=COMPUTE_TIMEOUT_MS)
     orders = {m["name"]: m["order"] for m in pg.evaluate("tumbleLab.cost.methods")}
     assert orders["rk4"] == pytest.approx(4, abs=0.5)
     assert orders["midpoint"] == pytest.approx(2, abs=0.3)

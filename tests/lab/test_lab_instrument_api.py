@@ -176,21 +176,29 @@ def test_convergence_measures_orders_and_costs(client) -> None:
 
 
 def test_the_warm_up_covers_a_blow_up() -> None:
-    # In a fresh process: after warm_up, a run that blows up loads no numba kernel.
+    # In a fresh process: once the warm-up tasks a request waits for have run, a run that
+    # blows up (its methods' step path, which tells an overflow from a divergence) loads no
+    # numba kernel. That the plan holds those tasks: test_lab_startup.
     out = run_fresh(
         """
         import numba.core.dispatcher as d
         from tumble.lab import api
-        api.warm_up()
+        requests = [
+            api.SimulateRequest(min_j=3.0, steps_per_rotation=16, methods=["explicit"]),
+            api.SimulateRequest(min_j=2.5, steps_per_rotation=3,
+                                methods=["explicit", "jolt", "rk4"]),
+        ]
+        for request in requests:
+            for task in api.warm_up_tasks(request):
+                task.run()
         loads = []
         original = d.Dispatcher._compile_for_args
         def spy(self, *a, **k):
             loads.append(self.py_func.__name__)
             return original(self, *a, **k)
         d.Dispatcher._compile_for_args = spy
-        api.simulate(api.SimulateRequest(min_j=3.0, steps_per_rotation=16, methods=["explicit"]))
-        api.simulate(api.SimulateRequest(min_j=2.5, steps_per_rotation=3,
-                                         methods=["explicit", "jolt", "rk4"]))
+        for request in requests:
+            api.simulate(request)
         print("LOADED", loads)
         """
     )

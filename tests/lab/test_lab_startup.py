@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 from fastapi.testclient import TestClient  # imported first by conftest, warning filtered there
 
-from conftest import Gate, LiveServer
+from conftest import FULL_PLAN, Gate, LiveServer
 from tumble import InputError, rigid, scenarios
 from tumble.lab import api
 from tumble.lab.server import LOADING, create_app
@@ -30,11 +30,11 @@ PAGE_LATENCY_S = 1.0
 
 def stand_ins() -> list[Task]:
     """The plan's tasks with no work in them."""
-    return [Task(t.key, t.label, lambda: None) for t in api.warm_up_plan()]
+    return [Task(t.key, t.label, lambda: None) for t in FULL_PLAN()]
 
 
 def test_the_plan_is_in_the_order_people_need_it() -> None:
-    plan = api.warm_up_plan()
+    plan = FULL_PLAN()
     labels = [t.label for t in plan]
     assert len({t.key for t in plan}) == len(plan)
     assert list(api.SHOWN_AT_START) == FIRST_VIEW[1:]

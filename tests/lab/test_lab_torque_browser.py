@@ -20,7 +20,7 @@ from test_lab_browser import (
     reopen,
 )
 
-from conftest import open_lab
+from conftest import COMPUTE_TIMEOUT_MS, open_lab
 
 pytestmark = pytest.mark.browser
 
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.browser
 def choose(page, preset: str) -> None:
     done = page.evaluate("tumbleLab.completed")
     page.select_option("#preset", preset)
-    page.wait_for_function(f"tumbleLab.completed > {done}", timeout=60_000)
+    page.wait_for_function(f"tumbleLab.completed > {done}", timeout=COMPUTE_TIMEOUT_MS)
 
 
 def test_heavy_top_preset_draws_the_ode_reference_and_round_trips(context, live_server) -> None:

@@ -141,6 +141,25 @@ def test_a_task_of_a_second_or_more_stays_on_the_console() -> None:
     assert lines[1][1] is False
 
 
+def test_work_that_comes_after_the_warm_up_ended_runs() -> None:
+    # A request for a method the plan lacks (a composition), once the plan has run: the
+    # worker starts again, or the page would wait on "compiling" for ever.
+    ran: list[str] = []
+    runner = WarmUp(tasks_of("a", ran))
+    runner.start()
+    assert runner.wait(TIMEOUT_S)
+    waiting = runner.ensure(tasks_of("ab", ran))
+    assert waiting is not None
+    assert waiting["pending"] == ["task b"]
+    assert runner.wait(TIMEOUT_S)
+    runner.add(tasks_of("c", ran))
+    assert runner.wait(TIMEOUT_S)
+    assert ran == ["a", "b", "c"]
+    assert runner.ensure(tasks_of("abc", [])) is None
+    assert runner.status()["state"] == "ready"
+    assert runner.status()["done"] == 3
+
+
 def test_stop_leaves_the_rest_of_the_queue() -> None:
     ran: list[str] = []
     gate = Gate()

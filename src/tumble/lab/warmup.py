@@ -132,15 +132,28 @@ class WarmUp:
             if self._thread is not None:
                 return
             self._started = time.perf_counter()
-            self._thread = threading.Thread(target=self._work, name="tumble-lab-warm-up")
-            # Daemon: a compile cannot be interrupted, and Ctrl+C must not wait for it.
-            self._thread.daemon = True
-            self._thread.start()
+            self._spawn()
+
+    def _spawn(self) -> None:
+        """Start a worker thread on the queue (under the lock)."""
+        self._seconds = None
+        self._thread = threading.Thread(target=self._work, name="tumble-lab-warm-up")
+        # Daemon: a compile cannot be interrupted, and Ctrl+C must not wait for it.
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _resume(self) -> None:
+        """Start the worker again (under the lock) if it ended with the queue empty and work
+        has come since: a request for a method the plan lacks, after the warm-up."""
+        ended = self._thread is not None and self._seconds is not None
+        if ended and self._queue and not self._stopping:
+            self._spawn()
 
     def add(self, tasks: Sequence[Task], *, first: bool = False) -> None:
         """Queue the ``tasks`` whose keys are new (done, running and queued ones stay where
         they are): at the end, or with ``first`` at the front (behind the running task).
-        A running task may add more; once the worker has ended, added tasks do not run."""
+        A running task may add more; once the worker has ended, added tasks start it again
+        (not after :meth:`stop`)."""
         new = self._checked(tasks)
         with self._cond:
             known = set(self._done) | {t.key for t in self._queue}
@@ -148,6 +161,7 @@ class WarmUp:
                 known.add(self._running.key)
             new = [t for t in new if t.key not in known]
             self._queue = new + self._queue if first else self._queue + new
+            self._resume()
 
     def stop(self) -> None:
         """Ask the worker to stop after its current task (the server is shutting down)."""
@@ -206,6 +220,7 @@ class WarmUp:
             ahead = {t.key for t in pending}
             rest = [t for t in self._queue if t.key not in ahead]
             self._queue = [t for t in pending if running is None or t.key != running.key] + rest
+            self._resume()
             if running is not None and running.key in ahead:
                 pending.sort(key=lambda t: t.key != running.key)  # stable: running first
             done = len(wanted) - len(pending)

@@ -94,12 +94,25 @@ def _over_ranges(
     batch of ``n`` bodies), split over threads for a large batch, under the torque
     ``model`` (for the compile notice). Returns each range's result."""
     tag, gamma = method
+    args = _plain(args)
 
     def run(start: int, stop: int) -> Any:
         return kernel(tag, gamma, start, stop, *args)
 
     with _first_use(kernel, tag, model):
         return run_split(run, count, use_parallel(n))
+
+
+def _plain(x: Any) -> Any:
+    """``x`` with each array in it (in tuples too) that is read-only or not C-contiguous
+    copied to a plain one. numba types such arrays apart, and would compile each loop again
+    for them (a broadcast input, then a fresh one)."""
+    if isinstance(x, np.ndarray):
+        plain = x.flags.writeable and x.flags.c_contiguous
+        return x if plain else np.array(x, order="C")
+    if isinstance(x, tuple):
+        return tuple(_plain(v) for v in x)
+    return x
 
 
 def _first_use(kernel: Any, tag: Tag, model: TorqueModel | None) -> Any:
@@ -263,7 +276,13 @@ def _one_body(method: str) -> tuple[Tag, np.ndarray, bool] | None:
 
 
 def _is_vector(x: Any, n: int) -> bool:
-    return type(x) is np.ndarray and x.shape == (n,) and x.dtype == np.float64
+    return (
+        type(x) is np.ndarray
+        and x.shape == (n,)
+        and x.dtype == np.float64
+        and x.flags.writeable
+        and x.flags.c_contiguous
+    )
 
 
 def _step_one(
