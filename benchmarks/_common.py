@@ -216,9 +216,11 @@ def machine_line() -> str:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (
-        f"{datetime.date.today().isoformat()}, {cpu}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, NumPy {np.__version__}, numba {numba.__version__}"
+        f"{datetime.date.today().isoformat()}, {cpu}, {os.cpu_count()} cores (load average "
+        f"{load} over 1, 5, 15 min at the end), Python {platform.python_version()}, NumPy "
+        f"{np.__version__}, numba {numba.__version__}"
     )
 
 

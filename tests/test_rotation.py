@@ -7,7 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy import stats
 from scipy.spatial.transform import Rotation
@@ -534,13 +534,15 @@ def angle_law_quat(phi: np.ndarray, turned: float) -> np.ndarray:
     return tr.rotvec_to_quat(phi * (turned / n)) if n > 0 else np.array([1.0, 0, 0, 0])
 
 
+@example(np.array([0.0, 0.0, 2.225073858507e-311]), np.zeros(3))  # subnormal: the scaling
 @given(sts.vectors(), sts.rotation_vectors())
 def test_cayley_rotate_preserves_length_exactly(v, phi):
     out = tr.cayley_rotate(v, phi)
     # Measure norms after an exact power-of-two scaling, so tiny vectors (Hypothesis finds
-    # 1e-156) do not lose the test's own precision to subnormal squares.
-    scale = 2.0 ** -np.frexp(np.abs(v).max())[1] if np.any(v) else 1.0
-    n_in, n_out = np.linalg.norm(v * scale), np.linalg.norm(out * scale)
+    # 1e-156) do not lose the test's own precision to subnormal squares. ldexp, not a factor
+    # 2^-e: for a subnormal v that factor overflows to inf (and inf * 0 is NaN).
+    e = int(np.frexp(np.abs(v).max())[1]) if np.any(v) else 0
+    n_in, n_out = np.linalg.norm(np.ldexp(v, -e)), np.linalg.norm(np.ldexp(out, -e))
     # An orthogonal map evaluated with ~10 roundings: |v'| = |v| to a few ulp of |v|.
     assert abs(n_out - n_in) <= 16 * EPS64 * n_in
 
