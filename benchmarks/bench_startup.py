@@ -48,6 +48,21 @@ GRAVITY = ", torque=torques.gravity(1.0, [0, 0, -9.81], [0, 0, 0.1])"
 #: Row name -> (code run in a fresh process, goal in CPU seconds from an empty cache).
 ROWS: dict[str, tuple[str, float]] = {
     "python -c pass (floor)": ("pass", 0.0),
+    "numba's floor: one trivial cached function": (
+        # A module in the cache folder (numba caches functions of files only), written once
+        # so that the second process finds its cache entry current.
+        "import os, sys\n"
+        "folder = os.environ['NUMBA_CACHE_DIR']\n"
+        "path = os.path.join(folder, 'floor_module.py')\n"
+        "if not os.path.exists(path):\n"
+        "    with open(path, 'w') as f:\n"
+        "        f.write('import numba\\n@numba.njit(cache=True)\\ndef f(x):\\n'\n"
+        "                '    return x + 1.0\\n')\n"
+        "sys.path.insert(0, folder)\n"
+        "import floor_module\n"
+        "floor_module.f(1.0)",
+        0.0,
+    ),
     "import tumble": ("import tumble", 2.0),
     "rotation.quat_rotate, one vector": (
         "import tumble.rotation as tr\ntr.quat_rotate([1.0, 0, 0, 0], [1.0, 2.0, 3.0])",
