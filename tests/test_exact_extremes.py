@@ -260,3 +260,13 @@ def test_a_float32_motion_beyond_float32_raises() -> None:
     _q, w = _no_warnings(lambda: torque_free(args32[0], big / 10, args32[2], t))
     assert w.dtype == np.float32
     assert np.all(np.isfinite(w))
+
+
+def test_regression_huge_q0_of_torque_free_from_momentum_raises_without_a_warning() -> None:
+    """|q0|² overflowed with NumPy's warning before the InputError (found by the campaign)."""
+    with pytest.raises(InputError, match=r"^q0: expected unit"):
+        _no_warnings(
+            lambda: torque_free_from_momentum(
+                [1e200, 1e199, 0.0, 0.0], [0.3, -1.0, 0.4], [1.0, 0.6, 0.35], [0.5]
+            )
+        )
