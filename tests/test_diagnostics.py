@@ -4,13 +4,12 @@ form, plus the input forms (Trajectory-like objects, tuples) and validation."""
 from __future__ import annotations
 
 import re
-import warnings
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from oracles import hermite_flip
+from oracles import hermite_flip, quiet
 from tumble import InputError, diagnostics, exact, rigid, rotation, scenarios
 from tumble.exact import torque_free
 
@@ -503,15 +502,6 @@ def test_regression_first_flip_time_validates(args, name):
 # named InputError; never a silent inf or NaN, never a NumPy warning
 
 
-def _quiet(call):
-    """``call()``, failing on any warning (NumPy's RuntimeWarning included)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = call()
-    assert not caught, [str(w.message) for w in caught]
-    return result
-
-
 def test_regression_energy_of_huge_omega_raises_like_rigid_energy():
     """``energy`` of omega = 1e200 gave [inf, inf, inf] silently (rigid.energy raises)."""
     t, q = np.arange(3.0), np.tile([1.0, 0.0, 0.0, 0.0], (3, 1))
@@ -519,10 +509,10 @@ def test_regression_energy_of_huge_omega_raises_like_rigid_energy():
     with pytest.raises(InputError, match=r"^omega, inv_inertia: "):
         rigid.energy(q, w, [1.0, 2.0, 3.0])
     with pytest.raises(InputError, match=r"^trajectory, inv_inertia: .*kinetic energy"):
-        _quiet(lambda: diagnostics.energy((t, q, w), [1.0, 2.0, 3.0]))
+        quiet(lambda: diagnostics.energy((t, q, w), [1.0, 2.0, 3.0]))
     # L_b = omega_b / J itself beyond float64.
     with pytest.raises(InputError, match=r"^trajectory.omega, inv_inertia: "):
-        _quiet(lambda: diagnostics.momentum_body((t, q, w), [1e-200, 1.0, 1.0]))
+        quiet(lambda: diagnostics.momentum_body((t, q, w), [1e-200, 1.0, 1.0]))
 
 
 def _scaled_run(c: float) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
@@ -564,17 +554,17 @@ def test_scale_free_measures_of_huge_and_tiny_states_are_the_hand_formulas(c):
         measures["energy"] = energy
     else:
         with pytest.raises(InputError, match=r"^trajectory, inv_inertia: .*kinetic energy"):
-            _quiet(lambda: diagnostics.energy(run, J))
+            quiet(lambda: diagnostics.energy(run, J))
     for name, expected in measures.items():
-        got = _quiet(lambda n=name: getattr(diagnostics, n)(run, J))
+        got = quiet(lambda n=name: getattr(diagnostics, n)(run, J))
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15, err_msg=name)
-    s = _quiet(lambda: diagnostics.score(run, J, reference=q, attitude="end"))
+    s = quiet(lambda: diagnostics.score(run, J, reference=q, attitude="end"))
     np.testing.assert_allclose(s.energy_error, np.max(np.abs(E / E[0] - 1.0)), rtol=1e-12)
     np.testing.assert_allclose(s.momentum_drift, np.max(np.abs(norm / norm[0] - 1.0)), rtol=1e-12)
     # Forced-motion scores against a reference of the same size: the same relative numbers.
     ref_run, _, _ = _scaled_run(c)
     ref = (ref_run[0], ref_run[1], ref_run[2] * 1.25)
-    s = _quiet(lambda: diagnostics.score(run, J, ref, attitude="end", drift="reference"))
+    s = quiet(lambda: diagnostics.score(run, J, ref, attitude="end", drift="reference"))
     E_ref = 1.25**2 * E
     np.testing.assert_allclose(s.energy_error, np.max(np.abs(E - E_ref)) / E_ref[0], rtol=1e-12)
 
@@ -587,13 +577,13 @@ def test_a_ratio_beyond_the_float_range_is_inf_and_a_quantity_raises():
     t, q, w = run
     w = w.copy()
     w[-1] *= 2.0**600
-    assert _quiet(lambda: diagnostics.energy_error((t, q, w), J))[-1] == np.inf
+    assert quiet(lambda: diagnostics.energy_error((t, q, w), J))[-1] == np.inf
     with pytest.raises(InputError, match=r"^trajectory, inv_inertia: .*kinetic energy"):
-        _quiet(lambda: diagnostics.energy((t, q, w), J))
-    s = _quiet(lambda: diagnostics.score((t, q, w), J, reference=q, attitude="end"))
+        quiet(lambda: diagnostics.energy((t, q, w), J))
+    s = quiet(lambda: diagnostics.score((t, q, w), J, reference=q, attitude="end"))
     assert s.energy_error == np.inf
     norm = np.linalg.norm(Lb, axis=-1)
-    drift = _quiet(lambda: diagnostics.momentum_drift((t, q, w), J))
+    drift = quiet(lambda: diagnostics.momentum_drift((t, q, w), J))
     assert drift[-1] == pytest.approx(2.0**600 * norm[-1] / norm[0] - 1.0, rel=1e-12)
 
 
@@ -613,5 +603,5 @@ def test_first_flip_time_of_a_huge_or_tiny_momentum_is_the_unit_ones():
     np.testing.assert_allclose(unit, hermite_flip(t, Lb, J[0]), atol=FLIP_ATOL)
     for c in (2.0**700, 2.0**-700):
         # L c with J / c: the same omega, so the same motion in time.
-        got = _quiet(lambda c=c: diagnostics.first_flip_time(t, Lb[:, None, :] * c, J / c))
+        got = quiet(lambda c=c: diagnostics.first_flip_time(t, Lb[:, None, :] * c, J / c))
         np.testing.assert_allclose(got, unit, rtol=0, atol=1e-12)
