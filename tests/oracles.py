@@ -1,5 +1,6 @@
 """Independent oracles shared by the tests: SciPy rotations, a tight-tolerance ODE solve and
-the first flip by SciPy's cubic Hermite roots.
+the first flip by SciPy's cubic Hermite roots; and :func:`quiet`, which fails a call that
+warns.
 
 Nothing here calls tumble, so a test that compares tumble with these compares two
 independent computations.
@@ -8,6 +9,9 @@ independent computations.
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -112,3 +116,13 @@ def hermite_flip(t, Lb, J, band=FLIP_BAND):
         if np.any(s * x[t > r] <= -band):
             return float(r)
     return math.nan
+
+
+def quiet(call: Callable[[], Any]) -> Any:
+    """``call()``, failing on any warning it raises (NumPy's RuntimeWarning included: the
+    project's rule is that finite input never makes NumPy warn)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    assert not caught, [str(w.message) for w in caught]
+    return result

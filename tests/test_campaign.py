@@ -27,12 +27,14 @@ working directory, so that nothing allocates much or writes outside it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import math
 import os
 import pkgutil
 import re
+import signal
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -504,3 +506,312 @@ def test_the_campaign_covers_the_public_surface_and_made_its_calls() -> None:
     if CALLS["count"]:  # the campaign ran in this session (not deselected)
         assert CALLS["count"] >= MIN_CALLS[PROFILE], CALLS["count"]
     print(f"\ncampaign profile {PROFILE}: {len(TARGETS)} callables, {CALLS['count']} calls")
+
+
+# ======================================================================================
+# the motion modules: extreme magnitudes, phases, empty batches (issue 27)
+#
+# A stricter rule for the public callables of exact, torques, interpolate, trajectory and
+# diagnostics, driven from valid arguments with one or two of their float arguments moved
+# to an extreme (subnormal, huge, phases up to and past the documented bounds, far outside a
+# spline's knots) or to an empty batch. Besides the three outcomes above, a result of finite
+# input must be finite (NaN or infinity only where the callable's docstring names them),
+# no warning may be raised but tumble's own documented ones, and no call may run longer
+# than MOTION_CALL_SECONDS (the compiled kernels' first compile included).
+
+MOTION_MODULES = (
+    "tumble.exact",
+    "tumble.torques",
+    "tumble.interpolate",
+    "tumble.trajectory",
+    "tumble.diagnostics",
+)
+
+#: The longest a call may take outside numba's compiler (a generous bound: the slowest
+#: valid calls, reference solves, take a second); an unbounded solve took hours.
+MOTION_CALL_SECONDS = 60
+
+#: Factors that move a valid float argument to an extreme: subnormal, tiny, phases from
+#: 1e15 (no digit of the attitude left) to past exact.MAX_PHASE = 1e150, huge.
+_EXTREME_FACTORS = [
+    5e-324,
+    1e-320,
+    1e-310,
+    1e-160,
+    1e15,
+    1e17,
+    1e20,
+    1e60,
+    1e100,
+    1e149,
+    3e149,
+    1e154,
+    1e200,
+    1e300,
+    1e308,
+]
+
+
+def _motion_valid() -> dict[str, dict[str, Any]]:
+    """Valid arguments per callable (by label), beyond ``VALID``."""
+    from tumble import torques
+
+    rng = np.random.default_rng(27)
+    keys = rng.normal(size=(5, 4))
+    keys /= np.linalg.norm(keys, axis=-1, keepdims=True)
+    n = 4
+    t = np.linspace(0.0, 1.5, n)
+    q = np.tile(VALID["q"], (n, 1))
+    trajectory = (t, q, np.tile(VALID["omega"], (n, 1)))
+    model = torques.gravity(0.8, [0.0, 0.0, -9.81], [0.05, -0.02, 0.3]) + torques.damping(0.2)
+    motion = {"trajectory": trajectory, "reference": trajectory}
+    return {
+        "tumble.diagnostics.*": motion,
+        "tumble.diagnostics.first_flip_time": {
+            "t": np.array([0.0, 0.1]),
+            "inv_inertia": np.array([[1.0, 0.6, 0.35]]),
+        },
+        "tumble.exact.polhode": {"energy_factor": 0.6},
+        "tumble.interpolate.RotationSpline": {"times": np.arange(5.0), "q": keys},
+        "tumble.interpolate.squad": {"a0": VALID["q0"], "a1": VALID["q1"]},
+        "tumble.interpolate.squad_controls": {"q": keys},
+        "tumble.torques.*": {
+            "model": model,
+            "target": VALID["q1"],
+            "stiffness": 2.0,
+            "damping": 0.3,
+            "coefficient": 0.2,
+            "mean_motion": 1.3,
+            "nadir": np.array([0.0, 0.6, 0.8]),
+            "gravity": np.array([0.0, 0.0, -9.81]),
+            "center_of_mass": np.array([0.05, -0.02, 0.3]),
+            "amplitude": np.array([0.3, -0.2, 0.5]),
+            "angular_frequency": 2.0,
+            "phase": 0.3,
+        },
+        "tumble.torques.reference": {"torque": model, "t": t},
+        "tumble.torques.evaluate": {"t": 0.3},
+        "tumble.torques.potential_energy": {
+            "model": torques.gravity(0.8, [0.0, 0.0, -9.81], [0.05, -0.02, 0.3])
+        },
+        "tumble.trajectory.Trajectory.take": {"records": slice(1, 3), "bodies": None},
+    }
+
+
+def _motion_models() -> list[Any]:
+    """Torque models at extremes: stiff, spinning the body up, huge and subnormal."""
+    from tumble import torques
+
+    return [
+        torques.damping(1e10),
+        torques.constant([1e6, 0.0, 0.0]),
+        torques.constant([1e200, 0.0, 0.0]),
+        torques.gravity(1e-310, [0.0, 0.0, -9.81], [0.0, 0.0, 1.0]),
+        torques.gravity_gradient(1e150, [0.0, 0.0, 1.0]),
+    ]
+
+
+def _motion_instances() -> dict[str, Callable[[], Any]]:
+    from tumble.interpolate import RotationSpline
+    from tumble.trajectory import Trajectory
+
+    keys = np.random.default_rng(3).normal(size=(5, 4))
+    n, batch = 4, (2,)
+    rng = np.random.default_rng(4)
+    return {
+        "tumble.interpolate.RotationSpline": lambda: RotationSpline(np.arange(5.0), keys),
+        "tumble.trajectory.Trajectory": lambda: Trajectory(
+            t=np.arange(float(n)),
+            q=rng.normal(size=(n, *batch, 4)),
+            omega=rng.normal(size=(n, *batch, 3)),
+            L=rng.normal(size=(n, *batch, 3)),
+            L_body=rng.normal(size=(n, *batch, 3)),
+            energy=rng.normal(size=(n, *batch)),
+        ),
+    }
+
+
+def _motion_targets() -> list[Target]:
+    """The public callables of MOTION_MODULES (functions, constructors, and the methods of
+    a spline and a trajectory, the spline's ``__call__`` included)."""
+    out = []
+    for t in TARGETS:
+        module = getattr(t.fn, "__module__", "") or ""
+        if module.startswith(MOTION_MODULES) and not (
+            inspect.isclass(t.fn) and issubclass(t.fn, tuple)  # NamedTuple records
+        ):
+            out.append(t)
+    for label, make in _motion_instances().items():
+        cls = _resolve(label)
+        for name in ("__call__", "angular_velocity", "angular_acceleration", "take"):
+            member = getattr(cls, name, None)
+            if not inspect.isfunction(member):
+                continue
+            params = _signature(member) or ()
+            fields = frozenset(p.name for p in _signature(cls) or ()) | {
+                n for n in dir(cls) if not n.startswith("_")
+            }
+            doc = (inspect.getdoc(member) or "") + (inspect.getdoc(cls) or "")
+            out.append(Target(f"{label}.{name}", member, params, fields, doc, make))
+    return sorted(out, key=lambda t: t.label)
+
+
+MOTION_TARGETS = _motion_targets()
+MOTION_VALID = _motion_valid()
+
+
+def _motion_value(label: str, name: str) -> tuple[bool, Any]:
+    """(known, value): the valid value of argument ``name`` of the callable ``label``."""
+    module = label.rsplit(".", 1)[0]
+    for key in (label, module + ".*"):
+        if name in MOTION_VALID.get(key, {}):
+            return True, MOTION_VALID[key][name]
+    return (name in VALID), VALID.get(name)
+
+
+def _extreme(value: Any, data: st.DataObject, name: str) -> Any:
+    """``value`` (a valid float argument) moved to an extreme, or an empty batch of it."""
+    if isinstance(value, tuple) and value and all(isinstance(v, np.ndarray) for v in value):
+        i = data.draw(st.integers(0, len(value) - 1), label=f"{name} part")
+        return (*value[:i], _extreme(value[i], data, f"{name}[{i}]"), *value[i + 1 :])
+    if isinstance(value, bool) or not isinstance(value, float | np.ndarray):
+        return value
+    a = np.asarray(value, dtype=float)
+    how = data.draw(st.sampled_from(["scale", "component", "empty"]), label=f"{name} how")
+    if how == "empty" and a.ndim >= 1:
+        return np.zeros((0, *a.shape[1:]) if a.ndim >= 2 else (0,))
+    factor = data.draw(st.sampled_from(_EXTREME_FACTORS), label=f"{name} factor")
+    sign = data.draw(st.sampled_from([1.0, -1.0]), label=f"{name} sign")
+    with np.errstate(all="ignore"):
+        if how == "component" and a.size:
+            out = a.copy()
+            out.flat[data.draw(st.integers(0, a.size - 1), label=f"{name} index")] = sign * factor
+        else:
+            out = sign * factor * a
+    if not np.all(np.isfinite(out)):
+        return value
+    return float(out) if isinstance(value, float) else out
+
+
+def _finite_leaves(result: Any) -> Iterator[np.ndarray]:
+    """The float arrays in ``result`` (arrays, tuples, named tuples, dicts, dataclasses)."""
+    if isinstance(result, np.ndarray | np.floating | float):
+        a = np.asarray(result)
+        if a.dtype.kind == "f":
+            yield a
+    elif isinstance(result, tuple | list):
+        for r in result:
+            yield from _finite_leaves(r)
+    elif isinstance(result, dict):
+        for r in result.values():
+            yield from _finite_leaves(r)
+    elif hasattr(result, "__dataclass_fields__"):
+        for k in result.__dataclass_fields__:
+            yield from _finite_leaves(getattr(result, k))
+
+
+class _Hang(Exception):
+    """Raised by the alarm of a call that ran longer than MOTION_CALL_SECONDS."""
+
+
+#: Packages whose frames the time limit never interrupts: numba's compiler (a first call
+#: compiles for minutes on a loaded machine; interrupted, numba is left broken).
+_COMPILERS = (f"{os.sep}numba{os.sep}", f"{os.sep}llvmlite{os.sep}")
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`_Hang` in the call after ``seconds`` outside numba's compiler."""
+
+    def ring(signum: int, frame: Any) -> None:
+        f = frame
+        while f is not None:
+            if any(c in f.f_code.co_filename for c in _COMPILERS):
+                signal.setitimer(signal.ITIMER_REAL, 5.0)  # compiling: look again later
+                return
+            f = f.f_back
+        raise _Hang(f"no result after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _reraise(error: Exception) -> None:
+    raise error
+
+
+def _check_motion_outcome(target: Target, call: Callable[[], Any], shown: dict[str, Any]) -> None:
+    error: Exception | None = None
+    result: Any = None
+    with warnings.catch_warnings(record=True) as caught, _time_limit(MOTION_CALL_SECONDS):
+        warnings.simplefilter("always")
+        try:
+            result = call()
+        except _Hang:
+            raise AssertionError(
+                f"{target.label}{shown}: ran longer than {MOTION_CALL_SECONDS} s"
+            ) from None
+        except Exception as exc:  # judged below, as in the campaign's three outcomes
+            error = exc
+    leaked = [w for w in caught if not issubclass(w.category, tumble.TumbleWarning)]
+    assert not leaked, f"{target.label}{shown}: warnings {[str(w.message) for w in leaked]}"
+    if error is not None:
+        _check_outcome(target, lambda: _reraise(error), shown)  # counts the call
+        return
+    CALLS["count"] += 1
+    doc = target.doc.lower()
+    for a in _finite_leaves(result):
+        nan_ok = re.search(r"\bnan\b", doc) is not None
+        inf_ok = re.search(r"\binf\b", doc) is not None
+        assert nan_ok or not np.any(np.isnan(a)), f"{target.label}{shown}: NaN in the result"
+        assert inf_ok or not np.any(np.isinf(a)), f"{target.label}{shown}: inf in the result"
+
+
+@pytest.mark.parametrize("target", MOTION_TARGETS, ids=[t.label for t in MOTION_TARGETS])
+@settings(
+    settings.get_profile(PROFILE),
+    max_examples={"campaign-ci": 8, "campaign-long": 60}[PROFILE],
+)
+@given(data=st.data())
+def test_extreme_input_of_the_motion_modules_gives_a_finite_result_or_a_named_error(
+    scratch: None, tally: None, target: Target, data: st.DataObject
+) -> None:
+    values: dict[str, Any] = {}
+    for p in target.params:
+        known, value = _motion_value(target.label, p.name)
+        if known:
+            values[p.name] = value
+        elif p.default is inspect.Parameter.empty:
+            return  # an argument the tables do not know: the campaign above drives it
+    for key in ("torque", "model"):
+        if type(values.get(key)).__name__ == "TorqueModel" and data.draw(
+            st.booleans(), label=f"extreme {key}"
+        ):
+            values[key] = data.draw(st.sampled_from(_motion_models()), label=key)
+    floats = [k for k, v in values.items() if isinstance(v, float | np.ndarray | tuple)]
+    if floats:
+        moved = data.draw(st.sets(st.sampled_from(floats), min_size=1, max_size=2), label="moved")
+        for k in moved:
+            values[k] = _extreme(values[k], data, k)
+    shown = dict(values)
+    fn = target.fn if target.make_self is None else getattr(target.make_self(), target.fn.__name__)
+    with tumble.memory_limit(MEMORY_LIMIT):
+        _check_motion_outcome(target, lambda: fn(**values), shown)
+
+
+def test_the_motion_campaign_covers_its_modules() -> None:
+    labels = {t.label for t in MOTION_TARGETS}
+    for must in (
+        "tumble.exact.torque_free",
+        "tumble.torques.reference",
+        "tumble.interpolate.RotationSpline.__call__",
+        "tumble.interpolate.RotationSpline.angular_acceleration",
+        "tumble.trajectory.Trajectory.take",
+        "tumble.diagnostics.energy",
+    ):
+        assert must in labels, must

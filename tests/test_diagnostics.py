@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from oracles import hermite_flip
+from oracles import hermite_flip, quiet
 from tumble import InputError, diagnostics, exact, rigid, rotation, scenarios
 from tumble.exact import torque_free
 
@@ -495,3 +495,113 @@ def test_regression_first_flip_time_validates(args, name):
     # first_flip_time validated nothing: IndexError or TypeError.
     with pytest.raises(InputError, match=f"^{name}: "):
         diagnostics.first_flip_time(*args)
+
+
+# --------------------------------------------------------------------------------------
+# huge and tiny states (issue 27): the right answer when it is representable, else a
+# named InputError; never a silent inf or NaN, never a NumPy warning
+
+
+def test_regression_energy_of_huge_omega_raises_like_rigid_energy():
+    """``energy`` of omega = 1e200 gave [inf, inf, inf] silently (rigid.energy raises)."""
+    t, q = np.arange(3.0), np.tile([1.0, 0.0, 0.0, 0.0], (3, 1))
+    w = np.full((3, 3), 1e200)
+    with pytest.raises(InputError, match=r"^omega, inv_inertia: "):
+        rigid.energy(q, w, [1.0, 2.0, 3.0])
+    with pytest.raises(InputError, match=r"^trajectory, inv_inertia: .*kinetic energy"):
+        quiet(lambda: diagnostics.energy((t, q, w), [1.0, 2.0, 3.0]))
+    # L_b = omega_b / J itself beyond float64.
+    with pytest.raises(InputError, match=r"^trajectory.omega, inv_inertia: "):
+        quiet(lambda: diagnostics.momentum_body((t, q, w), [1e-200, 1.0, 1.0]))
+
+
+def _scaled_run(c: float) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
+    """A wobbling, drifting run (the same q, L_b times ``c``, a power of two) as
+    ``(t, q, omega)`` with its L_b (unscaled) and J."""
+    rng = np.random.default_rng(11)
+    n = 6
+    J = np.array([1.0, 0.6, 0.35])
+    q = rotation.random_quat((n,), rng)
+    Lb = np.array([0.3, -1.0, 0.4]) + 0.05 * rng.normal(size=(n, 3))
+    omega = rotation.quat_rotate(q, J * Lb)
+    return (np.linspace(0.0, 1.0, n), q, omega * c), Lb, J
+
+
+@pytest.mark.parametrize("c", [2.0**600, 2.0**-600, 2.0**-1000])
+def test_scale_free_measures_of_huge_and_tiny_states_are_the_hand_formulas(c):
+    """|L|/|L0|, the angle of L_w, E/E0, J_L and J_k do not depend on the size of L: at
+    |L| ~ 1e180 or 1e-180 (squares beyond float64) they equal the formulas written out on
+    the unit-size state; |L| and E scale as c and c² where those are representable."""
+    run, Lb, J = _scaled_run(c)
+    q = run[1]
+    norm = np.linalg.norm(Lb, axis=-1)
+    Lw = rotation.quat_rotate(q, Lb)
+    E = 0.5 * np.sum(Lb * J * Lb, axis=-1)
+    k = np.cross(J * Lb, Lb)
+    measures = {
+        "momentum_drift": norm / norm[0] - 1.0,
+        "direction_drift": np.arctan2(
+            np.linalg.norm(np.cross(Lw, Lw[0]), axis=-1), np.sum(Lw * Lw[0], axis=-1)
+        ),
+        "energy_error": E / E[0] - 1.0,
+        "energy_factor": np.sum(Lb * J * Lb, axis=-1) / norm**2,
+        "k_factor": np.sum(k * J * k, axis=-1) / np.sum(k * k, axis=-1),
+        "momentum_norm": norm * c,
+    }
+    with np.errstate(over="ignore", under="ignore"):
+        energy = E * c * c  # 0 below the smallest subnormal, inf above float64
+    if np.all(np.isfinite(energy)):
+        measures["energy"] = energy
+    else:
+        with pytest.raises(InputError, match=r"^trajectory, inv_inertia: .*kinetic energy"):
+            quiet(lambda: diagnostics.energy(run, J))
+    for name, expected in measures.items():
+        got = quiet(lambda n=name: getattr(diagnostics, n)(run, J))
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15, err_msg=name)
+    s = quiet(lambda: diagnostics.score(run, J, reference=q, attitude="end"))
+    np.testing.assert_allclose(s.energy_error, np.max(np.abs(E / E[0] - 1.0)), rtol=1e-12)
+    np.testing.assert_allclose(s.momentum_drift, np.max(np.abs(norm / norm[0] - 1.0)), rtol=1e-12)
+    # Forced-motion scores against a reference of the same size: the same relative numbers.
+    ref_run, _, _ = _scaled_run(c)
+    ref = (ref_run[0], ref_run[1], ref_run[2] * 1.25)
+    s = quiet(lambda: diagnostics.score(run, J, ref, attitude="end", drift="reference"))
+    E_ref = 1.25**2 * E
+    np.testing.assert_allclose(s.energy_error, np.max(np.abs(E - E_ref)) / E_ref[0], rtol=1e-12)
+
+
+def test_a_ratio_beyond_the_float_range_is_inf_and_a_quantity_raises():
+    """A run whose |L| grew by 2**600 has E/E0 = 2**1200: the ratio measures and the score
+    of the run (a blow-up) report inf, as documented, while E itself raises naming the
+    trajectory; |L|/|L0| = 2**600 is still a number."""
+    run, Lb, J = _scaled_run(1.0)
+    t, q, w = run
+    w = w.copy()
+    w[-1] *= 2.0**600
+    assert quiet(lambda: diagnostics.energy_error((t, q, w), J))[-1] == np.inf
+    with pytest.raises(InputError, match=r"^trajectory, inv_inertia: .*kinetic energy"):
+        quiet(lambda: diagnostics.energy((t, q, w), J))
+    s = quiet(lambda: diagnostics.score((t, q, w), J, reference=q, attitude="end"))
+    assert s.energy_error == np.inf
+    norm = np.linalg.norm(Lb, axis=-1)
+    drift = quiet(lambda: diagnostics.momentum_drift((t, q, w), J))
+    assert drift[-1] == pytest.approx(2.0**600 * norm[-1] / norm[0] - 1.0, rel=1e-12)
+
+
+def test_first_flip_time_of_a_huge_or_tiny_momentum_is_the_unit_ones():
+    """The flip time does not depend on the size of L_b (with J L_b t fixed): at 1e200
+    (|L0|² and L × J L beyond float64) it was nan."""
+    rng = np.random.default_rng(5)
+    J = np.array([[1.0, 0.55, 0.3]])
+    t = np.linspace(0.0, 30.0, 301)
+    L0 = np.array([0.05, 1.0, 0.05])
+    q, w = torque_free(
+        rotation.random_quat((), rng), rotation.quat_rotate([1.0, 0, 0, 0], J[0] * L0), J[0], t
+    )
+    Lb = rotation.quat_rotate(rotation.quat_conjugate(q), w) / J[0]
+    unit = diagnostics.first_flip_time(t, Lb[:, None, :], J)
+    assert np.isfinite(unit).all()
+    np.testing.assert_allclose(unit, hermite_flip(t, Lb, J[0]), atol=FLIP_ATOL)
+    for c in (2.0**700, 2.0**-700):
+        # L c with J / c: the same omega, so the same motion in time.
+        got = quiet(lambda c=c: diagnostics.first_flip_time(t, Lb[:, None, :] * c, J / c))
+        np.testing.assert_allclose(got, unit, rtol=0, atol=1e-12)

@@ -24,6 +24,7 @@ import strategies
 from oracles import angle as oracle_angle
 from oracles import matrix, rigid_reference
 from tumble import InputError, rotation
+from tumble._kernels import elliptic
 from tumble._kernels import exact as kernels
 from tumble.exact import (
     EQUAL_RTOL,
@@ -571,14 +572,15 @@ def test_time_reversal() -> None:
 
 
 # --------------------------------------------------------------------------------------
-# the compiled special functions (tumble._kernels.exact; the heart of the separatrix numerics)
+# the compiled special functions (tumble._kernels.elliptic; the heart of the separatrix
+# numerics)
 
 
 def _series(u: Any, m: float, m1: float, n: float = -0.5) -> tuple[np.ndarray, ...]:
     """``sn, cn, dn`` and ``V(u) = Π(n; am u|m) - u`` of the kernel's theta series, for
     ``|u| <= K``."""
-    th, _, _ = kernels.theta_constants(m, m1, n, False)
-    out = np.array([kernels.series(th, float(v)) for v in np.atleast_1d(u)])
+    th, _, _ = elliptic.theta_constants(m, m1, n, False)
+    out = np.array([elliptic.series(th, float(v)) for v in np.atleast_1d(u)])
     V = th.v_lin * np.atleast_1d(u) + th.v_arg * out[:, 3]
     return out[:, 0], out[:, 1], out[:, 2], V
 
@@ -597,7 +599,7 @@ def test_complete_integrals_match_mpmath(m: float, m1: float) -> None:
     with mpmath.workdps(250):
         mm = mpmath.mpf(m) if m < 0.5 else 1 - mpmath.mpf(m1)
         for n in (-1.0, -0.2, -1e-6):
-            _, K, Vc = kernels.theta_constants(m, m1, n, False)
+            _, K, Vc = elliptic.theta_constants(m, m1, n, False)
             assert K == pytest.approx(float(mpmath.ellipk(mm)), rel=CARLSON_RTOL)
             Vc_ref = float(mpmath.ellippi(n, mm) - mpmath.ellipk(mm))
             assert Vc == pytest.approx(Vc_ref, rel=CARLSON_RTOL)
@@ -608,13 +610,13 @@ def test_carlson_rf_matches_scipy() -> None:
     separatrix (one argument down to the floor 1e-100) and a zero argument."""
     rng = np.random.default_rng(30)
     x, y, z = rng.uniform(0.0, 3.0, (3, 400))
-    rf = [kernels.carlson_rf(*a) for a in zip(x, y, z, strict=True)]
+    rf = [elliptic.carlson_rf(*a) for a in zip(x, y, z, strict=True)]
     assert np.max(np.abs(np.array(rf) / elliprf(x, y, z) - 1.0)) <= CARLSON_RTOL
     for m1 in 10.0 ** -rng.uniform(0.0, 100.0, 100):
-        assert kernels.carlson_rf(0.0, m1, 1.0) == pytest.approx(
+        assert elliptic.carlson_rf(0.0, m1, 1.0) == pytest.approx(
             elliprf(0.0, m1, 1.0), rel=CARLSON_RTOL
         )
-        assert kernels.carlson_rf(m1, 2.0 * m1, 1.0) == pytest.approx(
+        assert elliptic.carlson_rf(m1, 2.0 * m1, 1.0) == pytest.approx(
             elliprf(m1, 2.0 * m1, 1.0), rel=CARLSON_RTOL
         )
 

@@ -7,13 +7,11 @@ torque-free motion of ``tumble.exact`` for the convergence order.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from scipy.spatial.transform import RotationSpline as ScipySpline
 from scipy.spatial.transform import Slerp
-from tests.oracles import cover_distance
+from tests.oracles import cover_distance, quiet
 from tests.oracles import scipy_quat as from_sp
 from tests.oracles import scipy_rotation as to_sp
 
@@ -265,15 +263,6 @@ def test_spline_input_errors():
 # -- extreme input (issue 27) -------------------------------------------------------------
 
 
-def _quiet(call):
-    """``call()``, failing on any warning (NumPy's RuntimeWarning included)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = call()
-    assert not caught, [str(w.message) for w in caught]
-    return result
-
-
 def test_regression_squad_names_its_control_points():
     """A bad ``a0`` or ``a1`` was reported as ``q0``/``q1`` (the inner slerp's names)."""
     one, zero = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]
@@ -284,7 +273,7 @@ def test_regression_squad_names_its_control_points():
     with pytest.raises(InputError, match=r"^q1: expected nonzero"):
         squad(one, zero, one, one, 0.3)
     with pytest.raises(InputError, match=r"^s: too large"):
-        _quiet(lambda: squad(one, [0.0, 1.0, 0.0, 0.0], one, one, 1e200))
+        quiet(lambda: squad(one, [0.0, 1.0, 0.0, 0.0], one, one, 1e200))
 
 
 def test_slerp_far_along_the_great_circle_is_the_exact_rotation_or_names_s():
@@ -293,13 +282,13 @@ def test_slerp_far_along_the_great_circle_is_the_exact_rotation_or_names_s():
     its rounding); beyond the float range InputError naming s."""
     mpmath = pytest.importorskip("mpmath")
     q0, q1 = [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]  # a half turn: log = pi/2 e_x
-    q = _quiet(lambda: slerp(q0, q1, 1e300))
+    q = quiet(lambda: slerp(q0, q1, 1e300))
     with mpmath.workdps(400):
         angle = mpmath.mpf(1e300 * (np.pi / 2))
         expected = [float(mpmath.cos(angle)), float(mpmath.sin(angle)), 0.0, 0.0]
     np.testing.assert_allclose(q, expected, rtol=0, atol=4 * EPS64)
     with pytest.raises(InputError, match=r"^s: too large"):
-        _quiet(lambda: slerp(q0, q1, 1.7e308))
+        quiet(lambda: slerp(q0, q1, 1.7e308))
 
 
 @pytest.mark.parametrize("scale", [1e-300, 2.0**-1000, 1e150, 1e300])
@@ -310,19 +299,19 @@ def test_regression_spline_of_tiny_or_huge_knot_spacings_is_the_scaled_spline(sc
     a rate beyond the float range raises naming the knots."""
     times, q = np.arange(6.0), tr.random_quat(6, rng)
     ref = ConvergedSpline(times, to_sp(q))
-    sp = _quiet(lambda: RotationSpline(times * scale, q))
+    sp = quiet(lambda: RotationSpline(times * scale, q))
     t = np.array([0.3, 1.5, 2.0, 4.7])
-    assert np.max(cover_distance(_quiet(lambda: sp(t * scale)), from_sp(ref(t)))) <= SCIPY_TOL
+    assert np.max(cover_distance(quiet(lambda: sp(t * scale)), from_sp(ref(t)))) <= SCIPY_TOL
     for what, rate in ((1, sp.angular_velocity), (2, sp.angular_acceleration)):
         with np.errstate(over="ignore"):
             oracle = ref(t, what) / scale / (scale if what == 2 else 1.0)
         if np.all(np.isfinite(oracle)):
-            got = _quiet(lambda r=rate: r(t * scale, frame="body"))
+            got = quiet(lambda r=rate: r(t * scale, frame="body"))
             size = np.max(np.abs(oracle))
             np.testing.assert_allclose(got, oracle, rtol=0, atol=SCIPY_TOL * size)
         else:
             with pytest.raises(InputError, match=r"^times, q: "):
-                _quiet(lambda r=rate: r(t * scale))
+                quiet(lambda r=rate: r(t * scale))
 
 
 def test_regression_spline_far_outside_its_knots_raises_naming_t(rng):
@@ -332,22 +321,22 @@ def test_regression_spline_far_outside_its_knots_raises_naming_t(rng):
     sp = RotationSpline(times, q)
     for call in (sp, sp.angular_velocity, sp.angular_acceleration):
         with pytest.raises(InputError, match=r"^t: too far outside the knots"):
-            _quiet(lambda c=call: c(1e154))
+            quiet(lambda c=call: c(1e154))
         with pytest.raises(InputError, match=r"^t: too far outside the knots"):
-            _quiet(lambda c=call: c(np.array([2.0, -1e30])))
+            quiet(lambda c=call: c(np.array([2.0, -1e30])))
     ref = ConvergedSpline(times, to_sp(q))
     t = np.array([-3.0, 7.5])
-    assert np.max(cover_distance(_quiet(lambda: sp(t)), from_sp(ref(t)))) <= 1e-10
+    assert np.max(cover_distance(quiet(lambda: sp(t)), from_sp(ref(t)))) <= 1e-10
     w = ref(t, 1)
     np.testing.assert_allclose(
         sp.angular_velocity(t, frame="body"), w, rtol=0, atol=1e-10 * np.max(np.abs(w))
     )
     # Far out, but within the limit: finite (a unit quaternion whose angle has no digit).
-    far = _quiet(lambda: sp(1e15))
+    far = quiet(lambda: sp(1e15))
     np.testing.assert_allclose(np.linalg.norm(far), 1.0, rtol=0, atol=4 * EPS64)
 
 
 def test_regression_spline_knots_spanning_the_float_range_name_times():
     q = tr.rotvec_to_quat(np.zeros((3, 3)))
     with pytest.raises(InputError, match=r"^times: "):
-        _quiet(lambda: RotationSpline([-1e308, 1e308, 1.5e308], q))
+        quiet(lambda: RotationSpline([-1e308, 1e308, 1.5e308], q))

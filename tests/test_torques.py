@@ -9,7 +9,6 @@ torques; the heavy symmetric top by its closed-form nutation bounds and precessi
 from __future__ import annotations
 
 import math
-import warnings
 
 import numba
 import numpy as np
@@ -18,7 +17,7 @@ from scipy.integrate import quad
 from scipy.spatial.transform import Rotation
 
 from matrix import FORM_COVER, FULL, cover
-from oracles import angle, matrix, rigid_reference
+from oracles import angle, matrix, quiet, rigid_reference
 from tumble import InputError, diagnostics, rigid, rotation, scenarios, torques
 from tumble._kernels import torques as tk
 from tumble._kernels.dispatch import single_thread
@@ -556,26 +555,17 @@ def test_forced_scores_measure_the_drifts_against_the_reference_motion():
 # empty batches, extreme values and the bounded reference solve (issue 27)
 
 
-def _quiet(call):
-    """``call()``, failing on any warning (NumPy's RuntimeWarning included)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = call()
-    assert not caught, [str(w.message) for w in caught]
-    return result
-
-
 def test_regression_an_empty_batch_gives_an_empty_result():
     """``evaluate`` and ``reference`` of no bodies gave NumPy's "cannot reshape"."""
     model = torques.gravity(1.0, G, [0.0, 0.0, 0.1]) + torques.damping(0.2)
-    tau = _quiet(lambda: torques.evaluate(model, 0.0, np.zeros((0, 4)), np.zeros((0, 3)), J))
+    tau = quiet(lambda: torques.evaluate(model, 0.0, np.zeros((0, 4)), np.zeros((0, 3)), J))
     assert tau.shape == (0, 3)
-    q, w = _quiet(lambda: torques.reference(np.zeros((0, 4)), np.zeros((0, 3)), J, model, [0, 1]))
+    q, w = quiet(lambda: torques.reference(np.zeros((0, 4)), np.zeros((0, 3)), J, model, [0, 1]))
     assert q.shape == (2, 0, 4)
     assert w.shape == (2, 0, 3)
     # A model with an empty batch of parameters is an empty batch as well.
     empty = torques.damping(np.zeros(0))
-    assert _quiet(lambda: torques.evaluate(empty, 0.0, Q0, OMEGA0, J)).shape == (0, 3)
+    assert quiet(lambda: torques.evaluate(empty, 0.0, Q0, OMEGA0, J)).shape == (0, 3)
 
 
 @pytest.mark.parametrize(
@@ -592,7 +582,7 @@ def test_regression_an_empty_batch_gives_an_empty_result():
 def test_regression_reference_names_what_is_too_large(omega, inv_inertia, message):
     gravity = torques.gravity(1.0, [0, 0, -9.81], [0, 0, 0.1])
     with pytest.raises(InputError, match=message):
-        _quiet(lambda: torques.reference([1.0, 0, 0, 0], omega, inv_inertia, gravity, [0.0, 1.0]))
+        quiet(lambda: torques.reference([1.0, 0, 0, 0], omega, inv_inertia, gravity, [0.0, 1.0]))
 
 
 def test_the_reference_phase_bound_is_on_the_free_rate_times_the_duration():
@@ -604,7 +594,7 @@ def test_the_reference_phase_bound_is_on_the_free_rate_times_the_duration():
     q0, Jb = np.array([1.0, 0.0, 0.0, 0.0]), np.array([1.0, 2.0, 3.0])
     with pytest.raises(InputError, match=r"^t, omega: "):
         torques.reference(q0, w, Jb, None, [0.0, 1.001 * t_max])
-    q, _ = _quiet(lambda: torques.reference(q0, w, Jb, None, [0.0, 5.0]))
+    q, _ = quiet(lambda: torques.reference(q0, w, Jb, None, [0.0, 5.0]))
     sol = rigid_reference(q0, w / Jb, Jb, 5.0, t_eval=[5.0])
     assert float(angle(q[-1], sol.y[:4, -1] / np.linalg.norm(sol.y[:4, -1]))) < 1e-11
 
@@ -623,20 +613,20 @@ def test_regression_the_reference_solve_is_bounded_in_work(model):
     """The solve refuses, after a few of its steps, a run that would take more than
     MAX_REFERENCE_STEPS (it ran for minutes or hours), or whose state overflows."""
     with pytest.raises(InputError, match=r"^torque(, t)?: "):
-        _quiet(lambda: torques.reference(Q0, OMEGA0, J, model, [0.0, 1.0]))
+        quiet(lambda: torques.reference(Q0, OMEGA0, J, model, [0.0, 1.0]))
 
 
 def test_huge_model_parameters_and_torques_raise_naming_them():
     with pytest.raises(InputError, match=r"^mass, gravity: "):
-        _quiet(lambda: torques.gravity(1e200, [0.0, 0.0, 1e200], C_BODY))
+        quiet(lambda: torques.gravity(1e200, [0.0, 0.0, 1e200], C_BODY))
     with pytest.raises(InputError, match=r"^mean_motion: "):
-        _quiet(lambda: torques.gravity_gradient(1e200, NADIR))
+        quiet(lambda: torques.gravity_gradient(1e200, NADIR))
     with pytest.raises(InputError, match=r"^model, t, q, omega, inv_inertia: "):
-        _quiet(lambda: torques.evaluate(torques.damping(1e200), 0.0, Q0, [1e200, 0, 0], J))
+        quiet(lambda: torques.evaluate(torques.damping(1e200), 0.0, Q0, [1e200, 0, 0], J))
     # 3 n² |I z|² with I = 1/J = 2e323 (J subnormal) overflows.
     model = torques.gravity_gradient(1.0, [1.0, 0.0, 0.0])
     with pytest.raises(InputError, match=r"^model, q, inv_inertia: "):
-        _quiet(lambda: torques.potential_energy(model, [1.0, 0, 0, 0], [5e-324, 1.0, 1.0]))
+        quiet(lambda: torques.potential_energy(model, [1.0, 0, 0, 0], [5e-324, 1.0, 1.0]))
     # Subnormal parameters and states are numbers like any other: the formulas hold.
-    tau = _quiet(lambda: torques.evaluate(torques.damping(1e-310), 0.0, Q0, [3.0, 0, 0], J))
+    tau = quiet(lambda: torques.evaluate(torques.damping(1e-310), 0.0, Q0, [3.0, 0, 0], J))
     np.testing.assert_array_equal(tau, [-3e-310, 0.0, 0.0])

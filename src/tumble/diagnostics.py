@@ -32,7 +32,14 @@ from numpy.typing import ArrayLike
 
 from tumble import exact, rotation
 from tumble._errors import InputError
-from tumble._validate import as_choice, as_float_array, as_scalar, broadcast_leading, describe
+from tumble._validate import (
+    as_choice,
+    as_float_array,
+    as_scalar,
+    broadcast_leading,
+    check_finite_result,
+    describe,
+)
 from tumble.trajectory import Trajectory
 
 __all__ = [
@@ -88,6 +95,33 @@ class _Data(NamedTuple):
     J: np.ndarray  # (*batch, 3)
     batch: tuple[int, ...]
     n_finite: np.ndarray  # (*batch,) int, leading records that are finite
+    # L_body = u 2^e per record and J = v 2^f per body, max |u_i|, max |v_i| in [1/2, 1):
+    # the measures square and multiply these, which cannot overflow or underflow, and put
+    # the powers of two back once (docs/limitations.md: huge finite input).
+    u: np.ndarray  # (n, *batch, 3)
+    e: np.ndarray  # (n, *batch, 1) int
+    v: np.ndarray  # (*batch, 3)
+    f: np.ndarray  # (*batch, 1) int
+
+
+def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(m, e)`` with ``x = m 2^e`` along the last axis and ``max |m_i|`` in ``[1/2, 1)``
+    (``e = 0`` for a zero vector); exact (powers of two)."""
+    e = np.frexp(np.max(np.abs(x), axis=-1, keepdims=True))[1]
+    return np.ldexp(x, -e), e
+
+
+def _ldexp(m: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``m 2^e``; ``inf`` beyond the float range (the scores' honest value of a blow-up)."""
+    with np.errstate(over="ignore"):
+        return np.ldexp(m, e)
+
+
+def _finite(x: np.ndarray, what: str) -> np.ndarray:
+    """``x``, or :class:`InputError` naming the trajectory if ``what`` passed the float range
+    (a per-record measure of finite records)."""
+    check_finite_result("trajectory, inv_inertia", what, x)
+    return x
 
 
 def _fields(trajectory: TrajectoryLike, inv_inertia: Any) -> tuple[Any, Any, Any, Any, Any]:
@@ -188,10 +222,17 @@ def _read(trajectory: TrajectoryLike, inv_inertia: Any, finite_prefix: bool = Fa
     if "trajectory.L_body" in arrays:
         Lb = _to_batch(arrays["trajectory.L_body"], batch)
     else:
-        omega = _to_batch(arrays["trajectory.omega"], batch)
-        wb = rotation.quat_rotate(rotation.quat_conjugate(q), omega)
-        Lb = np.divide(wb, J, out=np.zeros(wb.shape), where=J > 0)
-    return _Data(t, q, Lb, J, batch, n_finite)
+        # Rotated scaled, then divided: omega_b / J overflows only where L_b does.
+        w, we = _split(_to_batch(arrays["trajectory.omega"], batch))
+        wb = rotation.quat_rotate(rotation.quat_conjugate(q), w)
+        with np.errstate(over="ignore"):
+            Lb = np.ldexp(np.divide(wb, J, out=np.zeros(wb.shape), where=J > 0), we)
+        check_finite_result(
+            "trajectory.omega, inv_inertia", "the angular momentum L_b = omega_b / J", Lb
+        )
+    u, e = _split(Lb)
+    v, f = _split(J)
+    return _Data(t, q, Lb, J, batch, n_finite, u, e, v, f)
 
 
 def finite_records(trajectory: TrajectoryLike) -> np.ndarray:
@@ -213,33 +254,50 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # Per-record measures of read data, shared by the public functions and by score().
 
 
-def _world(d: _Data) -> np.ndarray:
-    return rotation.quat_rotate(d.q, d.L_body)
+def _world_direction(d: _Data) -> np.ndarray:
+    """``R u``: the world momentum up to the power of two of each record."""
+    return rotation.quat_rotate(d.q, d.u)
+
+
+def _ratio(x: np.ndarray, x0: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``(x / x0) 2^shift - 1`` (``x0 > 0``); ``inf`` where a ratio passes the float range."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _ldexp(x / x0, shift) - 1.0
 
 
 def _momentum_drift(d: _Data) -> np.ndarray:
-    norm = np.linalg.norm(d.L_body, axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        drift = norm / norm[0] - 1.0
-    return np.where(norm == norm[0], 0.0, drift)
+    norm = np.linalg.norm(d.u, axis=-1)
+    e = d.e[..., 0]
+    drift = _ratio(norm, norm[0], e - e[0])
+    # L(t0) = 0: 0 while L stays 0, inf once it is not (the documented values).
+    return np.where(norm[0] == 0.0, np.where(norm == 0.0, 0.0, np.inf), drift)
 
 
-def _direction_drift(d: _Data) -> np.ndarray:
-    Lw = _world(d)
-    a, b = Lw, Lw[0]
+def _angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``atan2(|a × b|, a·b)``: the angle between vectors of moderate size."""
     return np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), _dot(a, b))
 
 
+def _direction_drift(d: _Data) -> np.ndarray:
+    a = _world_direction(d)
+    return _angle(a, a[0])
+
+
+def _energy_scaled(d: _Data) -> np.ndarray:
+    """``2E / 2^(2e + f)`` per record: the energy of the scaled ``u``, ``v``, in [0, 3)."""
+    return _dot(d.u, d.v * d.u)
+
+
 def _energy(d: _Data) -> np.ndarray:
-    return 0.5 * _dot(d.L_body, d.J * d.L_body)
+    return _ldexp(_energy_scaled(d), 2 * d.e[..., 0] + d.f[..., 0] - 1)
 
 
 def _energy_error(d: _Data) -> np.ndarray:
-    E = _energy(d)
-    E0 = E[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = E / E0 - 1.0
-    return np.where(E0 == 0.0, E - E0, rel)
+    Eu = _energy_scaled(d)
+    e = d.e[..., 0]
+    # E0 = 0 (L(t0) = 0, or J = 0 on its axes): the absolute energy E - E0 = E instead.
+    zero = Eu[0] == 0.0
+    return np.where(zero, _energy(d), _ratio(Eu, np.where(zero, 1.0, Eu[0]), 2 * (e - e[0])))
 
 
 def _exact_q(d: _Data, t: np.ndarray) -> np.ndarray:
@@ -273,18 +331,21 @@ def momentum_body(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = No
 
 def momentum_world(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """World-frame angular momentum ``L_w = R L_b``, shape ``(n, ..., 3)`` (constant if free)."""
-    return _world(_read(trajectory, inv_inertia))
+    d = _read(trajectory, inv_inertia)
+    return _finite(_ldexp(_world_direction(d), d.e), "the world angular momentum")
 
 
 def momentum_norm(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """``|L|`` per record, shape ``(n, ...)``; frame independent."""
-    return np.linalg.norm(_read(trajectory, inv_inertia).L_body, axis=-1)
+    d = _read(trajectory, inv_inertia)
+    return _finite(_ldexp(np.linalg.norm(d.u, axis=-1), d.e[..., 0]), "|L|")
 
 
 def momentum_drift(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Relative drift of ``|L|``: ``|L(t)| / |L(t0)| - 1``, shape ``(n, ...)``.
 
-    0 where ``L(t0) = 0`` and ``L(t) = 0``; ``inf`` where only ``L(t0) = 0``.
+    0 where ``L(t0) = 0`` and ``L(t) = 0``; ``inf`` where only ``L(t0) = 0``, and where the
+    ratio passes the float range (a run that blew up by more than 1e308).
     """
     return _momentum_drift(_read(trajectory, inv_inertia))
 
@@ -300,13 +361,15 @@ def direction_drift(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = 
 
 def energy(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Kinetic energy ``E = ½ L_b·J L_b = ½ omega·L``, shape ``(n, ...)``."""
-    return _energy(_read(trajectory, inv_inertia))
+    return _finite(_energy(_read(trajectory, inv_inertia)), "the kinetic energy")
 
 
 def energy_error(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
     """Relative energy error ``E(t) / E(t0) - 1``, shape ``(n, ...)``.
 
-    Where ``E(t0) = 0`` the absolute ``E(t) - E(t0)`` is returned instead (no 0/0).
+    Where ``E(t0) = 0`` the absolute ``E(t) - E(t0)`` is returned instead (no 0/0). Like
+    the scores, ``inf`` where the error passes the float range (a run that blew up: ``E``
+    grew by more than 1e308; :func:`energy` raises where ``E`` itself does).
     """
     return _energy_error(_read(trajectory, inv_inertia))
 
@@ -327,11 +390,10 @@ def energy_factor(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = No
     ``L = 0``.
     """
     d = _read(trajectory, inv_inertia)
-    L = d.L_body
-    LL = _dot(L, L)
+    uu = _dot(d.u, d.u)
     with np.errstate(divide="ignore", invalid="ignore"):
-        JL = _dot(L, d.J * L) / LL
-    return np.where(LL > 0, JL, 0.0)
+        JL = np.ldexp(_energy_scaled(d) / uu, d.f[..., 0])
+    return np.where(uu > 0, JL, 0.0)
 
 
 def k_factor(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
@@ -341,16 +403,17 @@ def k_factor(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -
     spin about a principal axis, spherical body, ``L = 0``) returns ``J_L``.
     """
     d = _read(trajectory, inv_inertia)
-    L = d.L_body
-    w = d.J * L
+    # Both quotients are homogeneous: of degree 0 in L and 1 in J (scaled u, v; 2^f back).
+    L = d.u
+    w = d.v * L
     k = np.cross(w, L)
     kk = _dot(k, k)
     LL = _dot(L, L)
     zero = kk <= (K_ZERO_RTOL**2) * _dot(w, w) * LL
     with np.errstate(divide="ignore", invalid="ignore"):
-        Jk = _dot(k, d.J * k) / kk
+        Jk = _dot(k, d.v * k) / kk
         JL = np.where(LL > 0, _dot(L, w) / LL, 0.0)
-    return np.where(zero, JL, Jk)
+    return np.ldexp(np.where(zero, JL, Jk), d.f[..., 0])
 
 
 def attitude_error(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None) -> np.ndarray:
@@ -425,6 +488,9 @@ def score(
       :func:`tumble.rotation.rotation_angle`);
     * ``diverged_at = t_{n_b}`` (``nan`` when ``n_b = n``).
 
+    A ratio beyond the float range (a run whose ``|L|`` grew by a factor of 1e154 before it
+    overflowed) scores ``inf``, as :func:`energy_error` and :func:`momentum_drift` give it.
+
     Parameters
     ----------
     trajectory : Trajectory, object with ``t``, ``q``, ``omega``, or tuple ``(t, q, omega)``
@@ -482,21 +548,28 @@ def score(
             f"reference: expected {n} records (one per trajectory record), got {ref.t.shape[0]}"
         )
     valid = np.arange(n).reshape(n, *(1,) * len(d.batch)) < d.n_finite
-    L_ref = _to_batch(ref.L_body, d.batch)
-    Lw_ref = _to_batch(_world(ref), d.batch)
-    E_ref = 0.5 * _dot(L_ref, d.J * L_ref)
-    norm_ref = np.linalg.norm(L_ref, axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # Relative to the reference's initial values: forced motion may take E and |L| to 0.
-        energy = (_energy(d) - E_ref) / E_ref[0]
-        norm = (np.linalg.norm(d.L_body, axis=-1) - norm_ref) / norm_ref[0]
-    Lw = _world(d)
-    angle = np.arctan2(np.linalg.norm(np.cross(Lw, Lw_ref), axis=-1), _dot(Lw, Lw_ref))
+    u_ref, e_ref = _to_batch(ref.u, d.batch), _to_batch(ref.e, d.batch)[..., 0]
+    e = d.e[..., 0]
+    energy = _against(_energy_scaled(d), e, _dot(u_ref, d.v * u_ref), e_ref, 2)
+    norm = _against(np.linalg.norm(d.u, axis=-1), e, np.linalg.norm(u_ref, axis=-1), e_ref, 1)
+    angle = _angle(_world_direction(d), _to_batch(_world_direction(ref), d.batch))
     return s._replace(
         energy_error=_worst(np.abs(energy), valid),
         momentum_drift=_worst(np.abs(norm), valid),
         direction_drift=_worst(angle, valid),
     )
+
+
+def _against(
+    x: np.ndarray, e: np.ndarray, x_ref: np.ndarray, e_ref: np.ndarray, power: int
+) -> np.ndarray:
+    """``(X - X_ref) / X_ref[0]`` of ``X = x 2^(power e)``, ``X_ref = x_ref 2^(power e_ref)``:
+    relative to the reference's initial value (forced motion may take E and |L| to 0), in
+    units of its power of two, so that nothing overflows but the result."""
+    unit = e_ref[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        X = _ldexp(x, power * (e - unit)) - _ldexp(x_ref, power * (e_ref - unit))
+        return X / x_ref[0]
 
 
 def summary(
@@ -667,10 +740,16 @@ def first_flip_time(
         raise InputError("L_body: the first record is not finite")
     cols = np.arange(nb)
     mid = np.argsort(J, axis=-1, kind="stable")[:, 1]
+    # x is of degree 0 in L, dx of degree 1 in L and J: scaled by the powers of two of
+    # L(t0) and J per body, so that neither |L0| nor L × J L overflows (dx scaled back
+    # with the record spacing below).
+    e0 = _split(L[0])[1]
+    L = np.ldexp(L, -e0)
+    v, f = _split(J)
     norm0 = np.linalg.norm(L[0], axis=-1)
     with np.errstate(all="ignore"):
         x = L[:, cols, mid] / norm0
-        dx = np.cross(L, J * L)[:, cols, mid] / norm0
+        dx = np.cross(L, v * L)[:, cols, mid] / norm0
         rec = np.arange(n)[:, None]
         big = np.abs(x) >= band
         a = np.argmax(big, axis=0)
@@ -687,7 +766,9 @@ def first_flip_time(
     j = j[found]
     h = tt[j + 1] - tt[j]
     x0, x1 = x[j, b] * s[b], x[j + 1, b] * s[b]
-    m0, m1 = dx[j, b] * s[b] * h, dx[j + 1, b] * s[b] * h
+    # dx 2^(e0 + f) is the slope; times the spacing h, the phase of one record (small).
+    shift = (e0 + f)[b, 0]
+    m0, m1 = _ldexp(dx[j, b] * s[b] * h, shift), _ldexp(dx[j + 1, b] * s[b] * h, shift)
     lo, hi = np.zeros(b.size), np.ones(b.size)
     # p(0) = x0 > 0 >= p(1) = x1: bisection keeps the sign change inside [lo, hi]. A run that
     # is blowing up may overflow p; its sign still steers the bisection.
