@@ -73,7 +73,7 @@ def plotly_js_path() -> Path:
     or :data:`BASIC_BUNDLE` when tumble runs from a checkout (:data:`CHECKOUT` holds
     ``package-lock.json``) and ``./dev`` installed it. Else the full bundle inside the
     installed ``plotly`` Python package (4.6 MB, which Chromium takes about four times as
-    long to evaluate: the first plot comes about two seconds later; see ``docs/lab.md``).
+    long to evaluate: the first plot comes one to two seconds later; see ``docs/lab.md``).
     """
     if PACKAGED_BUNDLE.is_file():
         return PACKAGED_BUNDLE
@@ -289,7 +289,7 @@ def _assets_line() -> str:
     return (
         f"page assets: plotly.js partial bundle missing (install npm and run ./dev lab in a "
         f"checkout, or build the wheel with npm at hand): serving the full bundle ({size}, "
-        "its first plot comes about two seconds later)"
+        "its first plot comes one to two seconds later)"
     )
 
 
