@@ -333,4 +333,9 @@ def run(host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -
         )
 
     with sock:
-        _serve(create_app(warm_up=runner, on_ready=ready), sock)
+        try:
+            _serve(create_app(warm_up=runner, on_ready=ready), sock)
+        except KeyboardInterrupt:
+            # uvicorn stops on Ctrl+C, then raises it again: that is the way to stop the lab
+            # (the warm-up's daemon thread ends with the process), not an error to trace.
+            print("\ntumble lab: stopped", flush=True)
