@@ -142,7 +142,7 @@ def create_app(
         hold), with the loading of the API put first. False: the API is loaded here, and
         every request compiles what it needs itself.
     on_ready : callable, optional
-        Called once the server is up (the warm-up has started, not ended).
+        Called once the server is up, just before the warm-up starts.
 
     Raises
     ------
@@ -165,10 +165,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if on_ready is not None:
+            on_ready()  # first: its lines come before the warm-up's
         if runner is not None:
             runner.start()
-        if on_ready is not None:
-            on_ready()
         yield
         if runner is not None:
             runner.stop()
