@@ -1,7 +1,7 @@
 """Build hook (hatchling): ship plotly.js's partial bundle in the wheel, for the lab page.
 
 The lab page draws scatter traces only, and plotly.js's partial "basic" bundle (1.2 MB)
-gives its first plot about two seconds sooner than the full bundle of the ``plotly`` Python
+gives its first plot one to two seconds sooner than the full bundle of the ``plotly`` Python
 package (4.6 MB). A checkout gets the partial bundle from ``./dev`` (``npm ci`` into
 ``node_modules``); a wheel carries it as ``tumble/lab/vendor/plotly-basic.min.js``, with
 its licence, so that a ``pip install`` serves it too (``tumble.lab.server.plotly_js_path``).
@@ -55,7 +55,7 @@ class BundleHook(BuildHookInterface):
             self.app.display_warning(
                 f"tumble: {problem}; the wheel has no partial plotly.js bundle, so the lab "
                 "will serve the full bundle of the plotly package (4.6 MB; its first plot "
-                "comes about two seconds later). Build again with npm and its registry at hand "
+                "comes one to two seconds later). Build again with npm and its registry at hand "
                 "to ship it."
             )
             return

@@ -97,3 +97,12 @@ def test_open_when_up_waits_for_the_server(monkeypatch) -> None:
     server._open_when_up("http://127.0.0.1:8050/")
     assert attempts == ["http://127.0.0.1:8050/"] * 3  # the page: it answers at once
     assert opened == ["http://127.0.0.1:8050/"]
+
+
+def test_ctrl_c_stops_the_lab_without_a_traceback(monkeypatch, capsys) -> None:
+    def interrupted(app, sock):
+        raise KeyboardInterrupt  # what uvicorn raises again once it has stopped
+
+    monkeypatch.setattr(server, "_serve", interrupted)
+    server.run(port=0)
+    assert capsys.readouterr().out.endswith("tumble lab: stopped\n")

@@ -73,7 +73,7 @@ def plotly_js_path() -> Path:
     or :data:`BASIC_BUNDLE` when tumble runs from a checkout (:data:`CHECKOUT` holds
     ``package-lock.json``) and ``./dev`` installed it. Else the full bundle inside the
     installed ``plotly`` Python package (4.6 MB, which Chromium takes about four times as
-    long to evaluate: the first plot comes about two seconds later; see ``docs/lab.md``).
+    long to evaluate: the first plot comes one to two seconds later; see ``docs/lab.md``).
     """
     if PACKAGED_BUNDLE.is_file():
         return PACKAGED_BUNDLE
@@ -142,7 +142,7 @@ def create_app(
         hold), with the loading of the API put first. False: the API is loaded here, and
         every request compiles what it needs itself.
     on_ready : callable, optional
-        Called once the server is up (the warm-up has started, not ended).
+        Called once the server is up, just before the warm-up starts.
 
     Raises
     ------
@@ -165,10 +165,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if on_ready is not None:
+            on_ready()  # first: its lines come before the warm-up's
         if runner is not None:
             runner.start()
-        if on_ready is not None:
-            on_ready()
         yield
         if runner is not None:
             runner.stop()
@@ -289,7 +289,7 @@ def _assets_line() -> str:
     return (
         f"page assets: plotly.js partial bundle missing (install npm and run ./dev lab in a "
         f"checkout, or build the wheel with npm at hand): serving the full bundle ({size}, "
-        "its first plot comes about two seconds later)"
+        "its first plot comes one to two seconds later)"
     )
 
 
@@ -333,4 +333,9 @@ def run(host: str = "127.0.0.1", port: int = 8050, open_browser: bool = False) -
         )
 
     with sock:
-        _serve(create_app(warm_up=runner, on_ready=ready), sock)
+        try:
+            _serve(create_app(warm_up=runner, on_ready=ready), sock)
+        except KeyboardInterrupt:
+            # uvicorn stops on Ctrl+C, then raises it again: that is the way to stop the lab
+            # (the warm-up's daemon thread ends with the process), not an error to trace.
+            print("\ntumble lab: stopped", flush=True)
