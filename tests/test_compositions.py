@@ -44,6 +44,11 @@ def test_the_registry_lists_the_schemes_and_the_composable_bases():
     assert info.substeps == rigid.COMPOSITIONS["yoshida4"].coefficients
     assert rigid.method_info("splitting").substeps == ()
     assert "splitting:suzuki4" not in rigid.METHODS
+    # Issue 27: the registry the docs, the lab and sweeps read cannot be changed by a user.
+    with pytest.raises(TypeError):
+        rigid.COMPOSITIONS["mine"] = rigid.COMPOSITIONS["yoshida4"]  # type: ignore[index]
+    with pytest.raises(TypeError):
+        del rigid.COMPOSITIONS["yoshida4"]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("scheme", SCHEMES, ids=lambda s: s.name)

@@ -845,11 +845,25 @@ def test_shared_row_is_not_copied_but_broadcast(rng):
     assert_close(out, to_sp(q[0, 0]).apply(v.reshape(-1, 3)).reshape(2, 3, 3), SCIPY_TOL)
 
 
-def test_finite_input_that_overflows_is_not_an_input_error():
+def test_finite_input_whose_rotation_overflows_raises_naming_v():
+    # Issue 27: |v| is finite but v'_y = sqrt(2) 1.7e308 is not: an InputError, not inf.
     q = tr.rotvec_to_quat([0.0, 0.0, np.pi / 4])
-    with np.errstate(over="ignore"):
-        out = tr.quat_rotate(q, [1.7e308, 1.7e308, 0.0])  # |v| is finite, v'_y is not
-    assert not np.isfinite(out).all()
+    with pytest.raises(InputError, match=r"^v: expected vectors whose rotation"):
+        tr.quat_rotate(q, [1.7e308, 1.7e308, 0.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_relative_rotation_of_a_quaternion_to_itself_is_exactly_the_identity(dtype):
+    # Issue 27: q* ⊗ q had a vector part of up to 1.6e-16 and rotation_angle(q, q) was not 0.
+    q = tr.random_quat(100_000, np.random.default_rng(27)).astype(dtype)
+    for r in (tr.quat_multiply(tr.quat_conjugate(q), q), tr.quat_multiply(q, tr.quat_conjugate(q))):
+        assert r.dtype == dtype
+        assert np.all(r[:, 1:] == 0.0)
+        assert np.all(r[:, 0] > 0.0)
+    assert np.all(tr.rotation_angle(q, q) == 0.0)
+    assert tr.rotation_angle(q[7], q[7]) == 0.0  # the one-element path
+    one = tr.rotvec_to_quat([1.0, 1.0, 1.0])
+    assert tr.rotation_angle(one, one) == 0.0
 
 
 # regression: |x|² overflowed to inf and the approximations returned NaN silently

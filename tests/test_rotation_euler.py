@@ -316,3 +316,6 @@ def test_quat_power_errors_name_the_argument():
         tr.quat_power([1.0, 0.0, 0.0, 0.0], np.nan)
     with pytest.raises(InputError, match=r"batch shapes do not broadcast"):
         tr.quat_power(np.ones((3, 4)), np.ones(2))
+    # Issue 27: a Python int beyond the float range raised OverflowError.
+    with pytest.raises(InputError, match=r"^s: "):
+        tr.quat_power([1.0, 0.0, 0.0, 0.0], 10**400)

@@ -8,6 +8,8 @@ issue 17.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -20,6 +22,7 @@ from tumble.interpolate import slerp
 from tumble.transform import Transform
 
 EPS32 = float(np.finfo(np.float32).eps)
+EPS64 = float(np.finfo(np.float64).eps)
 
 
 def _quats(rng, n, dtype):
@@ -148,25 +151,21 @@ def test_float32_quat_to_matrix_is_orthogonal_to_float32_rounding(rng):
 # -- huge finite input (issue 17): never a silent NaN ---------------------------------------
 
 
-def test_quat_multiply_of_huge_quaternions_is_not_nan():
-    a = 2e154
-    p = np.array([a, a, 0.0, 0.0])
-    # w = a² - a² = 0 exactly; x = 2a² overflows for real.
-    r = tr.quat_multiply(p, p)
-    assert r[0] == 0.0
-    assert r[1] == np.inf
-    assert r[2] == 0.0
-    assert r[3] == 0.0
-    # w = b² + b² - b²: the plain sum overflows on the way (inf), the true value is b².
-    b = 1.2e154
-    p, q = [b, -b, b, 0.0], [b, b, b, 0.0]
-    r = tr.quat_multiply(p, q)
-    assert r[0] == b * b
-    assert r[1] == 0.0
-    assert r[2] == np.inf
-    assert r[3] == -np.inf
-    batched = tr.quat_multiply(np.array([p] * 3), q)
+def test_quat_multiply_of_huge_quaternions_is_the_product_or_an_input_error():
+    # w's sum of three products (1.2 x the largest float) overflows on the way; the true
+    # product, components 0.8 x the largest float, is finite and comes out.
+    c = math.sqrt(0.4 * np.finfo(np.float64).max)
+    r = tr.quat_multiply([c] * 4, [c] * 4)
+    np.testing.assert_allclose(r, [-2 * c * c, 2 * c * c, 2 * c * c, 2 * c * c], rtol=4 * EPS64)
+    batched = tr.quat_multiply(np.array([[c] * 4] * 3), [c] * 4)
     assert np.array_equal(batched, np.tile(r, (3, 1)))
+    # Issue 27: a product whose true value is beyond the largest float raised nothing and
+    # gave infinities; it is an InputError naming both factors.
+    for p, q in (([2e154, 2e154, 0.0, 0.0],) * 2, ([1e308] * 4, [1e308] * 4)):
+        with pytest.raises(InputError, match=r"^p, q: expected quaternions whose product"):
+            tr.quat_multiply(p, q)
+        with pytest.raises(InputError, match=r"^p, q: "):
+            tr.quat_multiply(np.array([p] * 3), q)
 
 
 def test_quat_rotate_of_huge_vectors_gives_the_representable_answer():

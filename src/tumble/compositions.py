@@ -33,7 +33,9 @@ measured errors and costs.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -79,7 +81,7 @@ _CBRT2 = 2.0 ** (1.0 / 3.0)
 _YOSHIDA4 = 1.0 / (2.0 - _CBRT2)
 _SUZUKI4 = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
 
-COMPOSITIONS: dict[str, Composition] = {
+_SCHEMES: dict[str, Composition] = {
     c.name: c
     for c in (
         Composition(
@@ -111,7 +113,10 @@ COMPOSITIONS: dict[str, Composition] = {
         ),
     )
 }  # fmt: skip
-"""The schemes by name (each a :class:`Composition`)."""
+
+COMPOSITIONS: Mapping[str, Composition] = MappingProxyType(_SCHEMES)
+"""The schemes by name (each a :class:`Composition`), read-only: the docs, the lab and
+sweeps read this registry."""
 
 
 def order_conditions(coefficients: tuple[float, ...]) -> dict[str, float]:

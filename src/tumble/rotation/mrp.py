@@ -123,7 +123,9 @@ def quat_power(q: ArrayLike, s: ArrayLike) -> np.ndarray:
         The dtype of ``q`` (``s`` is cast to it).
     """
     one = single(q, (4,))
-    if one is not None and isinstance(s, float | int) and not isinstance(s, bool):
+    # A Python int beyond the float range takes the validating path, which names it.
+    plain = isinstance(s, float) or (type(s) is int and abs(s) < 2**63)
+    if one is not None and plain:
         out = np.empty(4, dtype=one.dtype)
         if not _k.quat_power_serial(one, one.dtype.type(s), TINY[one.dtype], out):
             return out

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from tumble._errors import InputError
 from tumble._kernels import rotation as _k
 from tumble._kernels.dispatch import flat_operand
 from tumble._validate import as_float_array, as_float_dtype, as_int, check_memory, common_dtype
@@ -57,8 +58,10 @@ def quat_multiply(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     ``p ⊗ q = (pw qw - pv·qv, pw qv + qw pv + pv × qv)``. Plain algebra: any quaternions,
     no normalisation. Exact to round-off (a few ulp). Finite factors whose products
     overflow on the way (``|p| |q|`` near or above the largest float) are recomputed with
-    both scaled by powers of two, so a component is infinite only when its true value is
-    beyond the largest float, never NaN.
+    both scaled by powers of two; a product whose true value is beyond the largest float
+    raises :class:`tumble.InputError` naming ``p, q``. Each vector component is summed as
+    two pairs, ``(pw q_i + p_i qw) + (p_j q_k - p_k q_j)``, so ``q* ⊗ q`` is the identity
+    exactly (vector part 0).
 
     Parameters
     ----------
@@ -90,7 +93,18 @@ def quat_multiply(p: ArrayLike, q: ArrayLike) -> np.ndarray:
             flat_operand(qa.astype(dtype, copy=False), 1, leading, size),
             flat,
         )
+        _representable(flat, "p, q", "quaternions whose product")
     return out
+
+
+def _representable(out: np.ndarray, names: str, what: str) -> None:
+    """Raise if a rescued result of finite input still holds a non-finite number: the
+    true value is beyond the largest float of the dtype."""
+    if not np.isfinite(out).all():
+        raise InputError(
+            f"{names}: expected {what} is a finite {out.dtype}, got ones so large that a "
+            "component of the true result is beyond the largest float"
+        )
 
 
 def quat_conjugate(q: ArrayLike) -> np.ndarray:
@@ -147,7 +161,8 @@ def quat_rotate(q: ArrayLike, v: ArrayLike) -> np.ndarray:
     goes back. Computed as ``t = (2/|q|²) u × v``, ``v' = v + w t + u × t`` (``u`` the
     vector part: the rotation by ``q/|q|`` without forming it); error a few ulp of ``|v|``.
     Vectors near the largest float, whose intermediate sums overflow, are recomputed
-    scaled by a power of two: the result is infinite only if it is not representable.
+    scaled by a power of two; a rotated vector beyond the largest float raises
+    :class:`tumble.InputError` naming ``v``.
 
     Parameters
     ----------
@@ -180,6 +195,7 @@ def quat_rotate(q: ArrayLike, v: ArrayLike) -> np.ndarray:
         _k.quat_rotate_rescue(
             flat_operand(qa, 1, leading, size), flat_operand(va, 1, leading, size), out.reshape(-1)
         )
+        _representable(out, "v", "vectors whose rotation")
     return out
 
 

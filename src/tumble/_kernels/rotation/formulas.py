@@ -51,14 +51,20 @@ def dot(a, b):
 
 @njit
 def qmul(p, q):
-    """Hamilton product ``p ⊗ q`` (as a rotation: apply ``q`` first, then ``p``)."""
+    """Hamilton product ``p ⊗ q`` (as a rotation: apply ``q`` first, then ``p``).
+
+    Each vector component adds ``pw q_i + p_i qw`` and the cross term ``p_j q_k - p_k q_j``
+    as two separate sums, so that ``q* ⊗ q`` and ``q ⊗ q*`` have a vector part of exactly
+    zero (each pair is a product minus itself): the identity rotation, bit for bit, and a
+    ``rotation_angle(q, q)`` of exactly 0.
+    """
     pw, px, py, pz = p
     qw, qx, qy, qz = q
     return (
-        pw * qw - px * qx - py * qy - pz * qz,
-        pw * qx + px * qw + py * qz - pz * qy,
-        pw * qy - px * qz + py * qw + pz * qx,
-        pw * qz + px * qy - py * qx + pz * qw,
+        pw * qw - (px * qx + py * qy + pz * qz),
+        (pw * qx + px * qw) + (py * qz - pz * qy),
+        (pw * qy + py * qw) + (pz * qx - px * qz),
+        (pw * qz + pz * qw) + (px * qy - py * qx),
     )
 
 
