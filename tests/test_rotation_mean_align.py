@@ -266,5 +266,10 @@ def test_align_vectors_of_a_large_set_names_a_single_bad_element(rng):
     w[0] = np.nan
     with pytest.raises(InputError, match=r"^weights: expected finite"):
         tr.align_vectors(a, b, w)
-    with pytest.raises(InputError, match=r"^a, b: expected vectors whose weighted products"):
+    with pytest.raises(InputError, match=r"^a, b: expected vectors and weights whose weighted"):
         tr.align_vectors(1e200 * a, 1e200 * b)
+    # Issue 27: unit vectors with weights that overflow the products named "a, b".
+    with pytest.raises(InputError, match=r"^weights: expected vectors and weights whose"):
+        tr.align_vectors(np.eye(3), np.eye(3)[::-1], np.full(3, 1e308))
+    with pytest.raises(InputError, match=r"^a, b, weights: "):
+        tr.align_vectors(1e200 * np.eye(3), 1e200 * np.eye(3), np.full(3, 1e10))

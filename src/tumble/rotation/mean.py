@@ -130,8 +130,16 @@ def _align_fault(A: np.ndarray, B: np.ndarray, W: np.ndarray) -> None:
             raise InputError(f"{name}: expected nonzero vectors, got one of length 0")
     if not np.all(W.sum(axis=1) > 0):
         raise InputError("weights: expected a positive total weight, got all zero")
+    # Overflow: the weights' fault when the kernel's sums without them (each at most
+    # 3 n max|a|² + 3 n max|b|²) are finite floats, else the vectors' (and the weights' too
+    # when some weight exceeds 1).
+    with np.errstate(over="ignore"):
+        plain = 3.0 * W.shape[-1] * (np.max(np.abs(A)) ** 2 + np.max(np.abs(B)) ** 2)
+    heavy = bool(np.max(W) > 1.0)
+    names = "weights" if np.isfinite(plain) else ("a, b, weights" if heavy else "a, b")
     raise InputError(
-        "a, b: expected vectors whose weighted products are finite floats, got an overflow"
+        f"{names}: expected vectors and weights whose weighted products are finite floats, "
+        "got an overflow"
     )
 
 
