@@ -605,3 +605,14 @@ def test_first_flip_time_of_a_huge_or_tiny_momentum_is_the_unit_ones():
         # L c with J / c: the same omega, so the same motion in time.
         got = quiet(lambda c=c: diagnostics.first_flip_time(t, Lb[:, None, :] * c, J / c))
         np.testing.assert_allclose(got, unit, rtol=0, atol=1e-12)
+
+
+def test_regression_a_reference_attitude_that_is_no_rotation_is_named():
+    # The long campaign (issue 27): a reference of quaternions (5e-324, 0, 0, 0), whose
+    # squared norm underflows to 0, raised naming "q", no argument of score.
+    t = np.array([0.0, 0.5, 1.0])
+    q = np.tile(rotation.rotvec_to_quat([0.2, -0.1, 0.3]), (3, 1))
+    w = np.tile([0.3, -1.0, 0.4], (3, 1))
+    bad = np.tile([5e-324, 0.0, 0.0, 0.0], (3, 1))
+    with pytest.raises(InputError, match=r"^reference: expected nonzero quaternions"):
+        diagnostics.score((t, q, w), [1.0, 0.6, 0.35], reference=(t, bad, w))

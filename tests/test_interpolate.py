@@ -340,3 +340,16 @@ def test_regression_spline_knots_spanning_the_float_range_name_times():
     q = tr.rotvec_to_quat(np.zeros((3, 3)))
     with pytest.raises(InputError, match=r"^times: "):
         quiet(lambda: RotationSpline([-1e308, 1e308, 1.5e308], q))
+
+
+def test_regression_a_spacing_that_vanishes_in_the_spline_unit_raises_without_a_warning():
+    # The long campaign (issue 27): spacings 5e-324 and 2 divided by zero with NumPy
+    # warnings on the way to the InputError.
+    times = np.array([0.0, 5e-324, 2.0, 3.0, 4.0])
+    q = tr.random_quat(5, np.random.default_rng(5))
+
+    def build():
+        with pytest.raises(InputError, match=r"^times: "):
+            RotationSpline(times, q)
+
+    quiet(build)

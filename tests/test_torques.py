@@ -630,3 +630,12 @@ def test_huge_model_parameters_and_torques_raise_naming_them():
     # Subnormal parameters and states are numbers like any other: the formulas hold.
     tau = quiet(lambda: torques.evaluate(torques.damping(1e-310), 0.0, Q0, [3.0, 0, 0], J))
     np.testing.assert_array_equal(tau, [-3e-310, 0.0, 0.0])
+
+
+def test_regression_a_nadir_whose_square_overflows_is_refused_without_a_warning():
+    # The long campaign (issue 27): |nadir|² overflowed with a NumPy warning on the way.
+    def build():
+        with pytest.raises(InputError, match=r"^nadir: expected a unit vector"):
+            torques.gravity_gradient(1.3, [0.0, 6e199, 8e199])
+
+    quiet(build)

@@ -651,11 +651,16 @@ def _reference(reference: object, n: int, batch: tuple[int, ...]) -> np.ndarray:
 
 
 def _angles(q: np.ndarray, q_ref: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Rotation angles ``(n, *batch)`` on the valid records, ``nan`` elsewhere."""
-    if np.all(valid):
-        return np.asarray(rotation.rotation_angle(q, q_ref))
-    theta = np.full(valid.shape, np.nan)
-    theta[valid] = rotation.rotation_angle(q[valid], q_ref[valid])
+    """Rotation angles ``(n, *batch)`` on the valid records, ``nan`` elsewhere. The
+    trajectory's records are checked before; a reference attitude that is no rotation
+    (a quaternion whose squared norm is 0, or underflows) raises naming ``reference``."""
+    try:
+        if np.all(valid):
+            return np.asarray(rotation.rotation_angle(q, q_ref))
+        theta = np.full(valid.shape, np.nan)
+        theta[valid] = rotation.rotation_angle(q[valid], q_ref[valid])
+    except InputError as exc:
+        raise InputError(f"reference: {str(exc).partition(': ')[2]}") from None
     return theta
 
 

@@ -232,6 +232,12 @@ class RotationSpline:
         # underflow for knots 1e-300 or 1e300 apart; dividing by it is exact.
         unit = math.ldexp(1.0, min(max(math.frexp(float(np.max(h)))[1] - 1, -1000), 1000))
         h = h / unit
+        if not np.all(h > 0):
+            # A spacing over 1e300 times below the largest one vanishes in that unit.
+            raise InputError(
+                f"times: expected knot spacings within the float range of each other, got "
+                f"{float(np.min(np.diff(t64)))!r} beside {float(np.max(np.diff(t64)))!r}"
+            )
         knots = np.ascontiguousarray(qa.astype(np.float64))
         delta = quat_to_rotvec(quat_multiply(quat_conjugate(knots[:-1]), knots[1:]))
         with np.errstate(over="ignore", invalid="ignore"):

@@ -262,7 +262,8 @@ def gravity_gradient(mean_motion: ArrayLike, nadir: ArrayLike) -> TorqueModel:
     """
     n = _scalar_array(mean_motion, "mean_motion", minimum=0.0)
     z = _vector(nadir, "nadir")
-    norm = np.linalg.norm(z, axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):  # |nadir|² beyond the float range: an inf norm, refused
+        norm = np.linalg.norm(z, axis=-1, keepdims=True)
     if np.any(np.abs(norm - 1.0) > NADIR_TOLERANCE):
         raise InputError(
             f"nadir: expected a unit vector (|nadir| = 1 within {NADIR_TOLERANCE}), "
