@@ -25,15 +25,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import threading
 import time
 import urllib.request
-from pathlib import Path
 from typing import Any
 
-from _common import fmt_time, markdown_table, write_section
+from _common import CHROMIUM, CHROMIUM_ARGS, fmt_time, free_port, markdown_table, write_section
 
 GOAL_DEFAULT_S = 0.100
 GOAL_FIRST_PLOT_S = 1.5
@@ -41,16 +39,6 @@ GOAL_REDRAW_S = 0.300
 GOAL_MILLION_S = 1.0
 #: The torque presets whose first click is timed: those with a costly reference solve.
 TORQUE_PRESETS = ("heavy-top", "gravity-gradient")
-CHROMIUM = Path(os.environ.get("TUMBLE_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _post(url: str, body: dict[str, Any]) -> tuple[float, float]:
@@ -138,7 +126,7 @@ def main(argv: list[str]) -> int:
     million = {"steps_per_rotation": 10_000, "rotations": 20, "methods": shown}
     work = 10_000 * 20 * len(shown)
 
-    port = _free_port()
+    port = free_port()
     # Warmed up above, in this process: no background warm-up to overlap the timings.
     app = server.create_app(warm_up=False)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")

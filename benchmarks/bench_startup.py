@@ -29,16 +29,14 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
 import urllib.request
-from pathlib import Path
 
-from _common import machine_line, markdown_table, write_section
+from _common import CHROMIUM, CHROMIUM_ARGS, free_port, machine_line, markdown_table, write_section
 
 STATE = "[1.0, 0.0, 0.0, 0.0], [0.1, 2.0, 0.3], [1.0, 0.5, 0.3]"
 SIMULATE = "from tumble import rigid\nrigid.simulate({state}, 0.01, 10, {method!r}{torque})"
@@ -100,10 +98,6 @@ WARM_GOAL = 1.0
 #: The lab from an empty cache, wall seconds from its start: the page, the first plot.
 LAB_PAGE_GOAL = 10.0
 LAB_PLOT_GOAL = 60.0
-CHROMIUM = Path(os.environ.get("TUMBLE_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]  # fmt: skip
 
 
 def _cpu_seconds(code: str, cache: str) -> float | None:
@@ -146,9 +140,7 @@ def lab_from_empty_cache() -> tuple[float, float] | str:
         return "playwright missing"
     if not CHROMIUM.exists():
         return f"{CHROMIUM} missing"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     url = f"http://127.0.0.1:{port}/"
     code = f"from tumble.cli import main; main(['lab', '--port', '{port}'])"
     with tempfile.TemporaryDirectory(prefix="tumble-bench-lab-") as cache:

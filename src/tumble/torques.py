@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
 from tumble._kernels import torques as _k
+from tumble._kernels.dispatch import plain_arrays
 from tumble._validate import (
     as_choice,
     as_float_array,
@@ -421,8 +422,8 @@ def _bodies(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
     """Validated ``q``, ``omega``, ``inv_inertia`` broadcast with ``model``'s parameters and
     flattened to contiguous float64 rows ``(N, 4)``, ``(N, 3)``, ``(N, 3)``; and the batch.
-    The rows are fresh, writable arrays: numba compiles the kernels apart for read-only
-    ones (a broadcast view)."""
+    The rows are plain arrays (:func:`~tumble._kernels.dispatch.plain_arrays`): numba
+    compiles the kernels apart for read-only ones (a broadcast view)."""
     qa = unit_quat(q, "q", np.dtype(np.float64))
     wa = _vector(omega, "omega")
     Ja = _vector(inv_inertia, "inv_inertia")
@@ -431,7 +432,7 @@ def _bodies(
     )
     n = int(np.prod(batch, dtype=np.int64))
     qf, wf, Jf = (
-        np.array(np.broadcast_to(a, (*batch, a.shape[-1])).reshape(n, a.shape[-1]), order="C")
+        plain_arrays(np.broadcast_to(a, (*batch, a.shape[-1])).reshape(n, a.shape[-1]))
         for a in (qa, wa, Ja)
     )
     return qf, wf, Jf, batch

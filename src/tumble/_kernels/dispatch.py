@@ -250,3 +250,15 @@ def load4(x, row):
 def store(out, row, width, j, value):
     """``out[row * width + j] = value`` at an unsigned offset (``out`` is per element)."""
     out[np.uint64(row) * np.uint64(width) + np.uint64(j)] = value
+
+
+def plain_arrays(x: Any) -> Any:
+    """``x`` with each array in it (in tuples too) that is read-only or not C-contiguous
+    copied to a plain one. numba types such arrays apart, and would compile a loop again
+    for them (a broadcast input, then a fresh one); plain arrays pass through uncopied."""
+    if isinstance(x, np.ndarray):
+        plain = x.flags.writeable and x.flags.c_contiguous
+        return x if plain else np.array(x, order="C")
+    if isinstance(x, tuple):
+        return tuple(plain_arrays(v) for v in x)
+    return x

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
 from tumble._kernels import inertia as _inertia
-from tumble._kernels.dispatch import first_use, run_split, use_parallel
+from tumble._kernels.dispatch import first_use, plain_arrays, run_split, use_parallel
 from tumble._kernels.rigid import loops as _loops
 from tumble._kernels.rigid.table import Tag
 from tumble._validate import as_choice, as_float_array, as_int, as_scalar, check_memory
@@ -94,25 +94,13 @@ def _over_ranges(
     batch of ``n`` bodies), split over threads for a large batch, under the torque
     ``model`` (for the compile notice). Returns each range's result."""
     tag, gamma = method
-    args = _plain(args)
+    args = plain_arrays(args)
 
     def run(start: int, stop: int) -> Any:
         return kernel(tag, gamma, start, stop, *args)
 
     with _first_use(kernel, tag, model):
         return run_split(run, count, use_parallel(n))
-
-
-def _plain(x: Any) -> Any:
-    """``x`` with each array in it (in tuples too) that is read-only or not C-contiguous
-    copied to a plain one. numba types such arrays apart, and would compile each loop again
-    for them (a broadcast input, then a fresh one)."""
-    if isinstance(x, np.ndarray):
-        plain = x.flags.writeable and x.flags.c_contiguous
-        return x if plain else np.array(x, order="C")
-    if isinstance(x, tuple):
-        return tuple(_plain(v) for v in x)
-    return x
 
 
 def _first_use(kernel: Any, tag: Tag, model: TorqueModel | None) -> Any:
