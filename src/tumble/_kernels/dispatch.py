@@ -45,7 +45,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from tumble._kernels import njit
+from tumble._kernels import inner
 
 #: Batches at least this large run the ``prange`` loops (when numba has more than one
 #: thread); below it, thread start-up costs more than it saves.
@@ -234,19 +234,19 @@ def _load_scalar_impl(x, row):
     return lambda x, row: x
 
 
-@njit
+@inner
 def load3(x, row):
     """Element ``row`` of an operand of 3-vectors, as a tuple."""
     return (load(x, row, 3, 0), load(x, row, 3, 1), load(x, row, 3, 2))
 
 
-@njit
+@inner
 def load4(x, row):
     """Element ``row`` of an operand of quaternions, as a tuple."""
     return (load(x, row, 4, 0), load(x, row, 4, 1), load(x, row, 4, 2), load(x, row, 4, 3))
 
 
-@njit
+@inner
 def store(out, row, width, j, value):
     """``out[row * width + j] = value`` at an unsigned offset (``out`` is per element)."""
     out[np.uint64(row) * np.uint64(width) + np.uint64(j)] = value

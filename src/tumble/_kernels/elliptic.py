@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-from tumble._kernels import njit
+from tumble._kernels import inner, njit
 from tumble._kernels.rotation import cos_sinc_small
 
 _EPS = 2.0**-53
@@ -43,7 +43,7 @@ Theta = namedtuple(
 # Carlson's symmetric integral of the first kind (prepare only)
 
 
-@njit
+@inner
 def carlson_rf(x, y, z):
     """``R_F(x, y, z) = ½ ∫0^∞ dt / sqrt((t+x)(t+y)(t+z))`` for ``x, y, z >= 0``, at most
     one zero. Duplication to ``A_n``, then the fifth-order series (DLMF 19.36.1)."""
@@ -170,7 +170,7 @@ def series(th, u):
     )
 
 
-@njit
+@inner
 def nome(x, y):
     """Nome ``q = exp(-π K(y)/K(x))`` of the parameter ``x <= 1/2`` (``y = 1 - x``).
 
@@ -186,7 +186,7 @@ def nome(x, y):
     return lam * (1.0 + l4 * (2.0 + l4 * (15.0 + l4 * (150.0 + l4 * 1707.0))))
 
 
-@njit
+@inner
 def theta_constants(m, m1, n, separatrix):
     """:class:`Theta` of the parameter ``m`` (``m1 = 1 - m``) for ``V`` with the
     characteristic ``n`` (``-1 <= n < 0``), ``K(m)`` and ``Vc = Π(n|m) - K`` (both inf on

@@ -20,7 +20,7 @@ from collections import namedtuple
 import numpy as np
 from numba import prange
 
-from tumble._kernels import njit, parallel_njit
+from tumble._kernels import inner, njit, parallel_njit
 from tumble._kernels.elliptic import Theta, carlson_rf, series, theta_constants
 from tumble._kernels.rotation import (
     mat_to_q,
@@ -93,7 +93,7 @@ Flow = namedtuple(
 # per-state set-up
 
 
-@njit
+@inner
 def _mv(P, v):
     """``P v`` for a row-major 3x3 ``P``."""
     return (
@@ -103,7 +103,7 @@ def _mv(P, v):
     )
 
 
-@njit
+@inner
 def _mtv(P, v):
     """``Pᵀ v`` for a row-major 3x3 ``P``."""
     return (
@@ -113,13 +113,13 @@ def _mtv(P, v):
     )
 
 
-@njit
+@inner
 def _unit_row(i, s):
     """``s e_i`` as a row."""
     return (s if i == 0 else 0.0, s if i == 1 else 0.0, s if i == 2 else 0.0)
 
 
-@njit
+@inner
 def invariants(L, J):
     """Sorting ``P``, sorted ``J``, sorted scaled ``L`` and ``G``, ``H``, ``D2`` per ``|L|²``.
 
@@ -150,7 +150,7 @@ def invariants(L, J):
     return P, Js, Ls, G, H, D2
 
 
-@njit
+@inner
 def classify(L, J):
     """``(kind, axis, steady)`` of the motion from body momentum ``L``.
 
@@ -183,7 +183,7 @@ def classify(L, J):
     return ASYMMETRIC, 0, False
 
 
-@njit
+@inner
 def elliptic(L, J):
     """Sorted set-up of the asymmetric solution (reference §4.2): ``P`` (body to frame
     coordinates), the flags ``case_a``, ``separatrix``, ``ref_e3``, ``|L|``, the frame
@@ -290,7 +290,7 @@ def _half_angle(x, y, r):
 REDUCED_SLACK = 1.0 + 2.0**-20
 
 
-@njit
+@inner
 def reduce_far(u, K):
     """``(j, u_r, j mod 4)`` with ``u = u_r + 2jK``, ``|u_r| <= K``, for any finite ``u``.
 
@@ -365,13 +365,13 @@ _NO4 = (0.0, 0.0, 0.0, 0.0)
 _NO9 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
-@njit
+@inner
 def _no_theta():
     """Placeholder :class:`Theta` of the uniform and symmetric kinds."""
     return Theta(0.0, 0.0, _NO4 + _NO3, 0.0, 0.0, 0.0, 0.0, 0.0, _NO4, _NO4)
 
 
-@njit
+@inner
 def prepare(q, L, J):
     """:class:`Flow` constants of the torque-free motion from ``(q, L_b)`` (``J >= 0``).
 
@@ -484,7 +484,7 @@ TINY_MOMENTUM = 2.0**-500
 MAX_SCALE_EXPONENT = 1000
 
 
-@njit
+@inner
 def free_flow(q, L, J, t):
     """Exact torque-free motion for time ``t`` from ``(q, L_b)``: ``(q1, L_b1)``.
 
@@ -498,7 +498,7 @@ def free_flow(q, L, J, t):
     return evaluate_scaled(f, s, t)
 
 
-@njit
+@inner
 def prepare_scaled(q, L, J):
     """``(f, s)``: the :class:`Flow` of ``(q, s L_b)`` with ``s`` = :func:`momentum_scale`
     of ``L_b``, for :func:`evaluate_scaled`."""
@@ -516,7 +516,7 @@ def evaluate_scaled(f, s, t):
     return q1, (L1[0] * inv, L1[1] * inv, L1[2] * inv)
 
 
-@njit
+@inner
 def momentum_scale(L):
     """A power of two ``s`` bringing a tiny momentum (``|L_i| < 2**-500``, whose squares
     underflow) to ``[1, 2)`` (to at least ``2**-75`` for a subnormal one); 1 otherwise.
@@ -554,7 +554,7 @@ def period(L, J):
 # loops over bodies and times (tumble.exact)
 
 
-@njit
+@inner
 def _solve_body(b, q, L, J, t, q_out, w_out):
     """Body ``b`` at every time: one :func:`prepare`, one :func:`evaluate` per time (a tiny
     momentum scaled as in :func:`free_flow`). Returns 1 if a result is not finite, else 0."""

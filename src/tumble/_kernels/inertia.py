@@ -9,28 +9,28 @@ dtype (float32 or float64); the formulas are the per-body ones of
 
 from __future__ import annotations
 
-from tumble._kernels import guvectorize, njit
+from tumble._kernels import guvectorize, inner
 from tumble._kernels.rigid.common import add, constrain, mul, pseudo_inverse, to_body
 from tumble._kernels.rotation import cross, dot, qrotate
 
 
-@njit
+@inner
 def _tup4(a):
     return (float(a[0]), float(a[1]), float(a[2]), float(a[3]))
 
 
-@njit
+@inner
 def _tup3(a):
     return (float(a[0]), float(a[1]), float(a[2]))
 
 
-@njit
+@inner
 def body_momentum(q, w, J):
     """``L_b = I Rᵀ omega`` with the pseudo-inverse ``I`` (no momentum on locked axes)."""
     return mul(pseudo_inverse(J), to_body(q, w))
 
 
-@njit
+@inner
 def acceleration(tau, w, q, J):
     """``alpha = J_w (tau - omega × L)``, ``L = I_w omega``, evaluated in the body frame."""
     wb = to_body(q, w)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import prange
 
-from tumble._kernels import njit, parallel_njit
+from tumble._kernels import inner, njit, parallel_njit
 from tumble._kernels.dispatch import load4, load_scalar
 from tumble._kernels.rotation import (
     cross,
@@ -37,7 +37,7 @@ _U3 = np.uint64(3)
 _U4 = np.uint64(4)
 
 
-@njit
+@inner
 def slerp_q(a, b, s):
     """``â ⊗ (â* ⊗ b̂)^s`` on the short arc, ``â = a/|a|``, ``b̂ = b/|b|``.
 
@@ -58,7 +58,7 @@ def slerp_q(a, b, s):
     return qmul(an, qexp((s * x[0], s * x[1], s * x[2])))
 
 
-@njit
+@inner
 def _slerp_at(i, q0, q1, s, tiny, out):
     a = load4(q0, i)
     b = load4(q1, i)
@@ -101,7 +101,7 @@ _DA = tuple((-1) ** k * 2 * k / math.factorial(2 * k + 2) for k in range(1, 15))
 _DB = tuple((-1) ** k * 2 * k / math.factorial(2 * k + 3) for k in range(1, 15))
 
 
-@njit
+@inner
 def da_over_t(t):
     """``a'(t)/t`` for ``a(t) = (1 - cos t)/t²``."""
     if t < _SERIES_BELOW:
@@ -110,7 +110,7 @@ def da_over_t(t):
     return (t * math.sin(t) - 4.0 * h * h) / (t * t * t * t)
 
 
-@njit
+@inner
 def db_over_t(t):
     """``b'(t)/t`` for ``b(t) = (t - sin t)/t³``."""
     if t < _SERIES_BELOW:
@@ -118,7 +118,7 @@ def db_over_t(t):
     return (3.0 * math.sin(t) - t * math.cos(t) - 2.0 * t) / (t * t * t * t * t)
 
 
-@njit
+@inner
 def jr_times(theta, v):
     """``J_r(θ) v``."""
     m = so3_jacobian(theta, -1.0)
@@ -129,7 +129,7 @@ def jr_times(theta, v):
     )
 
 
-@njit
+@inner
 def jr_rate_term(theta, theta_dot):
     """``(dJ_r/dt) θ̇`` along the curve ``θ(τ)`` (the quadratic term of the acceleration)."""
     t = math.sqrt(dot(theta, theta))
@@ -158,7 +158,7 @@ def spline_rate_terms(theta, theta_dot, out):
         out[i, 0], out[i, 1], out[i, 2] = r
 
 
-@njit
+@inner
 def _spline_at(i, index, tau, coeff, knots, what, world, rate_scale, limit, out):
     """Row ``i`` of :func:`spline_serial`; returns 1 if it is flagged (beyond ``limit`` or
     not finite), else 0."""

@@ -32,7 +32,7 @@ import math
 import numpy as np
 from numba import prange
 
-from tumble._kernels import njit, parallel_njit, select
+from tumble._kernels import inner, njit, parallel_njit, select
 from tumble._kernels.dispatch import load, load3, load_scalar, store
 from tumble._kernels.rotation import (
     SMALL_ANGLE_SQ,
@@ -71,7 +71,7 @@ _CONVERGENCE_ANGLE2 = CONVERGENCE_ANGLE * CONVERGENCE_ANGLE
 _TURN_TRAPEZOID_BELOW = 1e-4
 
 
-@njit
+@inner
 def magnus_omega(w, a, dt, order):
     """World rotation vector ``Omega`` over a step of constant angular acceleration.
 
@@ -102,7 +102,7 @@ def magnus_omega(w, a, dt, order):
     )
 
 
-@njit
+@inner
 def turn_angle(w, a, dt):
     """Angle turned in the step: ``∫ |w + a t| dt`` over ``t`` between 0 and ``dt``.
 
@@ -133,7 +133,7 @@ def turn_angle(w, a, dt):
     return 0.5 * total
 
 
-@njit
+@inner
 def exp_half(omega, exp):
     """Unit quaternion ``exp(Omega/2)``: exact, the normalised cubic, or ``auto`` by angle."""
     x = (0.5 * omega[0], 0.5 * omega[1], 0.5 * omega[2])
@@ -144,7 +144,7 @@ def exp_half(omega, exp):
     return qexp(x)
 
 
-@njit
+@inner
 def _special(x, z, exp):
     """1 where ``exp_half`` needs more than its branch-free form, else 0.
 
@@ -157,14 +157,14 @@ def _special(x, z, exp):
     return np.int64(z > SMALL_ANGLE_SQ)
 
 
-@njit
+@inner
 def _half(omega):
     """``x = Omega/2`` and ``z = |x|²``, the arguments of the exponentials."""
     x = (0.5 * omega[0], 0.5 * omega[1], 0.5 * omega[2])
     return x, dot(x, x)
 
 
-@njit
+@inner
 def _exp_half_branch_free(omega, exp):
     """``exp_half`` by its branch-free forms, and ``_special`` of the element.
 
@@ -186,19 +186,19 @@ def _exp_half_branch_free(omega, exp):
     return e, _special(x, z, exp)
 
 
-@njit
+@inner
 def _near(w, w1, h):
     """1 if ``max(|w|, |w1|) |h|`` reaches the bound (an upper bound of the turned angle)."""
     m = max(dot(w, w), dot(w1, w1)) * (h * h)
     return np.int64(m >= _CONVERGENCE_ANGLE2)
 
 
-@njit
+@inner
 def _blocks(n):
     return (n + _BLOCK - 1) // _BLOCK
 
 
-@njit
+@inner
 def _block_range(b, n):
     start = b * _BLOCK
     return start, min(start + _BLOCK, n)
@@ -208,7 +208,7 @@ def _block_range(b, n):
 # translate
 
 
-@njit
+@inner
 def _translate_at(i, x, v, a, dt, d, x1, v1):
     h = load_scalar(dt, i)
     bad = 0
@@ -247,7 +247,7 @@ def translate_parallel(x, v, a, dt, d, x1, v1):
 # magnus
 
 
-@njit
+@inner
 def _magnus_at(i, w, a, dt, order, out):
     wi = load3(w, i)
     ai = load3(a, i)
@@ -302,7 +302,7 @@ def magnus_parallel(w, a, dt, order_tag, out):
 _BLOCK = 256
 
 
-@njit
+@inner
 def _apply(i, x, e, width, out):
     """Row ``i`` of ``out``: ``e ⊗ x/|x|`` (width 4) or ``exp([Omega]×) R`` (width 9).
 
@@ -331,14 +331,14 @@ def _apply(i, x, e, width, out):
     return not_finite(total + abs(e[0]))
 
 
-@njit
+@inner
 def _omega(i, w, a, dt, order):
     wi = load3(w, i)
     ai = load3(a, i)
     return magnus_omega(wi, ai, load_scalar(dt, i), order)
 
 
-@njit
+@inner
 def _rotate_block(start, stop, x, w, a, dt, order_tag, exp_tag, width_tag, x_out, w_out):
     """Elements ``start`` to ``stop - 1``; returns ``(bad, near)`` counts.
 

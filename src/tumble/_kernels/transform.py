@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from tumble._kernels import njit, parallel_njit
+from tumble._kernels import inner, njit, parallel_njit
 
 #: Nodes per parallel work item: large enough to amortise the scratch buffers and the
 #: scheduling, small enough to balance a level over two or more threads.
@@ -103,7 +103,7 @@ def compose_node(n, p, i, gT, gR, gS, gv, ga, gw, gal, T, R, S, v, a, w, al, u, 
     gS[i] = S2 * S[i]
 
 
-@njit
+@inner
 def compose_range(lo, hi, order, parent, T, R, S, v, a, w, al, gT, gR, gS, gv, ga, gw, gal):
     """Globals of the nodes ``order[lo:hi]``, whose parents' globals are already known."""
     n = T.shape[1]
@@ -240,7 +240,7 @@ def translate_nodes(T, v, a, dt):
             v[i, r] += a[i, r] * dt
 
 
-@njit
+@inner
 def _commutator(A, B, out):
     n = A.shape[0]
     for r in range(n):

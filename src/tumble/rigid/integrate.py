@@ -29,7 +29,7 @@ from tumble.methods import MethodInfo
 from tumble.methods import check as check_method
 from tumble.rigid.divergence import check_step, warn_divergence
 from tumble.rigid.dynamics import validate_state
-from tumble.torques import TorqueModel, as_model
+from tumble.torques import NO_TORQUE, TorqueModel, as_model
 from tumble.trajectory import Trajectory, record_count, record_steps
 
 __all__ = ["simulate", "step"]
@@ -264,13 +264,13 @@ def _one_body(method: str) -> tuple[Tag, np.ndarray, bool] | None:
 
 
 def _is_vector(x: Any, n: int) -> bool:
-    return (
-        type(x) is np.ndarray
-        and x.shape == (n,)
-        and x.dtype == np.float64
-        and x.flags.writeable
-        and x.flags.c_contiguous
-    )
+    # ``carray``: C-contiguous, aligned and writeable, the one array type the kernel takes.
+    return type(x) is np.ndarray and x.shape == (n,) and x.dtype == np.float64 and x.flags.carray
+
+
+#: The (tag, model structure) pairs whose one-body step ran in this process: later calls
+#: skip :func:`first_use`'s bookkeeping (a cache, like ``_ONE_BODY``).
+_STEPPED: set[tuple[Any, ...]] = set()
 
 
 def _step_one(
@@ -291,19 +291,30 @@ def _step_one(
         or not (_is_vector(q, 4) and _is_vector(omega, 3) and _is_vector(inv_inertia, 3))
     ):
         return None
-    model = as_model(torque) if torque is None or type(torque) is TorqueModel else None
-    if model is None or model.batch or model.has_custom:
+    if torque is None:
+        model = NO_TORQUE
+    elif type(torque) is TorqueModel and not torque.batch:
+        model = torque
+    else:
         return None
     args = model.kernel_args(())  # kept by the model after the first call
+    if args[2] is not None:
+        return None  # a custom term: the validating path runs it
     q1 = np.empty(4)
     w1 = np.empty(3)
     tag = kernel[0]
-    with first_use(
-        (tag, args[0], args[2]), lambda: f"the {method} step of one body ({_torque_label(model)})"
-    ):
+    key = (tag, args[0])
+    if key in _STEPPED:
         status = _loops.step_one(
             tag, kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1
         )
+    else:
+        label = _torque_label(model)
+        with first_use(key, lambda: f"the {method} step of one body ({label})"):
+            status = _loops.step_one(
+                tag, kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1
+            )
+        _STEPPED.add(key)
     if status:
         return None
     return q1, w1

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
 from tumble._kernels import rotation as _k
-from tumble._kernels.dispatch import flat_operand, use_parallel
+from tumble._kernels.dispatch import flat_operand, plain_arrays, use_parallel
 from tumble._validate import (
     as_float_array,
     broadcast_leading,
@@ -83,7 +83,7 @@ def rotation_quats(x: Any, name: str) -> np.ndarray:
     """Quaternions read as rotations: finite, ``|q|²`` neither zero nor overflowing."""
     q = quats(x, name)
     if q.size:
-        smallest, largest = _k.norm2_range(np.ascontiguousarray(q).reshape(-1, 4))
+        smallest, largest = _k.norm2_range(plain_arrays(q.reshape(-1, 4)))
         if not smallest >= np.finfo(q.dtype).tiny:
             raise InputError(
                 f"{name}: expected nonzero quaternions, got one of squared norm {smallest:.3g}"
@@ -115,7 +115,7 @@ def rotation_matrices(x: Any, name: str) -> np.ndarray:
     flat = np.ascontiguousarray(R).reshape((*R.shape[:-2], 9))
     if flat.size:
         # R Rᵀ = I exactly when Rᵀ R = I; the compiled loop measures, the policy is shared.
-        measured = _k.orthogonality_error(flat.reshape(-1, 9))
+        measured = _k.orthogonality_error(plain_arrays(flat.reshape(-1, 9)))
         check_rotation_matrix(R, name, (float(measured[0]), float(measured[1])))
     return flat
 

@@ -13,7 +13,7 @@ Modules, one concern each (numba caches per source file):
 * :mod:`~tumble._kernels.rigid.rk4`: classical Runge-Kutta 4;
 * :mod:`~tumble._kernels.rigid.table`: the kernel table each of those registers in, and the
   :class:`~tumble._kernels.rigid.table.Tag` that makes a method a compile-time value;
-* :mod:`~tumble._kernels.rigid.compose`: one step of a method (``advance``): where the
+* :mod:`~tumble._kernels.rigid.compose`: one step of a method (``step_of``): where the
   torque enters, Strang kicks and compositions;
 * :mod:`~tumble._kernels.rigid.loops`: the loops over bodies and steps, compiled per method.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from tumble._kernels import njit
+from tumble._kernels import inner, njit
 from tumble._kernels.rotation import cross, dot, qconj, qmul, qnormalize, qrotate, rotvec_to_q
 
 #: Relative threshold below which ``k = omega × L`` counts as zero: ``|k|² <= eps² |w|²
@@ -18,29 +18,29 @@ from tumble._kernels.rotation import cross, dot, qconj, qmul, qnormalize, qrotat
 K_REL_EPS = 1e-12
 
 
-@njit
+@inner
 def scale(a, s):
     return (a[0] * s, a[1] * s, a[2] * s)
 
 
-@njit
+@inner
 def add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@njit
+@inner
 def axpy(a, s, b):
     """``a + s b``."""
     return (a[0] + s * b[0], a[1] + s * b[1], a[2] + s * b[2])
 
 
-@njit
+@inner
 def mul(a, b):
     """Elementwise product: a diagonal matrix times a vector."""
     return (a[0] * b[0], a[1] * b[1], a[2] * b[2])
 
 
-@njit
+@inner
 def pseudo_inverse(J):
     """Principal moments ``I_i = 1/J_i``, with 0 where ``J_i = 0`` (a constrained axis)."""
     return (
@@ -50,7 +50,7 @@ def pseudo_inverse(J):
     )
 
 
-@njit
+@inner
 def constrain(L, J):
     """Clear the body momentum on axes with ``J_i = 0``: the constraint absorbs it."""
     return (
@@ -60,24 +60,24 @@ def constrain(L, J):
     )
 
 
-@njit
+@inner
 def to_body(q, v):
     return qrotate(qconj(q), v)
 
 
-@njit
+@inner
 def turn(v, phi):
     """``Q(phi) v``: rotate ``v`` by the rotation vector ``phi``."""
     return qrotate(rotvec_to_q(phi), v)
 
 
-@njit
+@inner
 def advance_attitude(q, w_body, h):
     """``R1 = Q(omega h) R0 = R0 Q(omega_b h)``, renormalised."""
     return qnormalize(qmul(q, rotvec_to_q(scale(w_body, h))))
 
 
-@njit
+@inner
 def energy_factor(L, J):
     """``J_L = L·JL / |L|²`` (0 for ``L = 0``, where any value gives the same step)."""
     LL = dot(L, L)
@@ -86,7 +86,7 @@ def energy_factor(L, J):
     return 0.0
 
 
-@njit
+@inner
 def j_prime(w, L, J):
     """The article's ``J' = J_k = k·Jk/|k|²`` with ``k = omega × L``; ``J_L`` when ``k ≈ 0``.
 
@@ -111,7 +111,7 @@ def load3(a, b):
     return (float(a[b, 0]), float(a[b, 1]), float(a[b, 2]))
 
 
-@njit
+@inner
 def record(r, b, q, L, J, q_out, w_out, Lw_out, Lb_out, E_out):
     """Write record ``r`` of body ``b``: ``q``, world ``omega`` and ``L``, ``L_b``, energy.
 

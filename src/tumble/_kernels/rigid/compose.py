@@ -1,10 +1,9 @@
-"""One step of a method as the loops take it: :func:`advance`.
+"""One step of a method as the loops take it: :func:`step_of`.
 
-``advance(method, gamma, q, L_b, J, I, model, b, t, h)`` is one step of body ``b`` from
+``step(method, gamma, q, L_b, J, I, model, b, t, h)`` is one step of body ``b`` from
 ``(q, L_b)`` at time ``t`` under the torque ``model = (kinds, P, fn)``
-(:mod:`tumble._kernels.torques`). ``method`` is a :class:`~tumble._kernels.rigid.table.Tag`,
-so numba resolves the call at compile time to the implementation of that method's kernel
-form (:mod:`tumble._kernels.rigid.table`), built here once per kernel:
+(:mod:`tumble._kernels.torques`), built here once per kernel, composition and kind of model
+from the kernel's form (:mod:`tumble._kernels.rigid.table`):
 
 * ``held``: the body-frame torque at the start of the step (``R0ᵀ τ(t, q0, ω0)``,
   :func:`tumble._kernels.torques.body_torque`) held over the step;
@@ -28,26 +27,30 @@ from collections.abc import Callable
 from typing import Any
 
 from numba import types
-from numba.extending import overload
 
-from tumble._kernels import OVERLOAD_OPTIONS, built_njit
+from tumble._kernels import built_njit
 from tumble._kernels.rigid.common import constrain
-from tumble._kernels.rigid.table import Kernel, TagType
+from tumble._kernels.rigid.table import Kernel
 from tumble._kernels.rotation import qnormalize
 from tumble._kernels.torques import body_torque, kick
 
 
-def advance(method, gamma, q, L, J, I, model, b, t, h):
-    """One step of ``method`` (a tag) of body ``b``: compiled code only (see the module
-    docstring); returns ``(q1, L_b1)``."""
-    raise NotImplementedError("advance runs in compiled code only")  # pragma: no cover
+@functools.cache
+def step_of(kernel: Kernel, composed: bool, free_body: bool) -> Any:
+    """One step of ``kernel`` (plain or ``composed``; for a model without torque when
+    ``free_body``) as a compiled function that numba inlines into each loop that calls it
+    (:mod:`tumble._kernels.rigid.loops`), so that LLVM interleaves the bodies of a block.
+
+    numba inlines it in the loop's IR without compiling it alone; an ``@overload`` with
+    ``inline="always"`` compiled its implementation once more, in full, before inlining it
+    (a fifth of the first ``simulate``'s compile time).
+    """
+    return built_njit(inline="always")(implementation(kernel, composed, free_body))
 
 
-@overload(advance, inline="always", jit_options=OVERLOAD_OPTIONS)
-def _advance(method, gamma, q, L, J, I, model, b, t, h):
-    if not isinstance(method, TagType):
-        return None
-    return implementation(method.kernel, method.composed, torque_free(model))
+def method_step(method: Any, model: Any) -> Any:
+    """:func:`step_of` for the numba types of a method tag and a torque model."""
+    return step_of(method.kernel, method.composed, torque_free(model))
 
 
 def torque_free(model: Any) -> bool:
@@ -57,7 +60,7 @@ def torque_free(model: Any) -> bool:
 
 @functools.cache
 def implementation(kernel: Kernel, composed: bool, free_body: bool) -> Callable[..., Any]:
-    """The Python body of :func:`advance` for ``kernel``, plain or composed, for a model
+    """The Python body of :func:`step_of` for ``kernel``, plain or composed, for a model
     without torque (``free_body``: no torque code is compiled at all) or with one (built
     once each)."""
     if kernel.form == "held":

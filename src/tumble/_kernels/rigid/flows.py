@@ -8,7 +8,7 @@ inner flows, which compositions merge between stages (:func:`tumble._kernels.rig
 
 from __future__ import annotations
 
-from tumble._kernels import njit
+from tumble._kernels import inner, njit
 from tumble._kernels.exact import free_flow
 from tumble._kernels.rigid.common import j_prime, mul, scale
 from tumble._kernels.rigid.steps import catto_jacobian, solve3, step_momentum_first
@@ -37,7 +37,7 @@ SYMMETRIC_RTOL = 1e-15
 SYMMETRIC_MAX_ITER = 50
 
 
-@njit
+@inner
 def _free_omega(L, J):
     """``J'`` and ``Omega = J L - J' L`` of the torque-free momentum-first step at ``L``."""
     w = mul(J, L)
@@ -45,7 +45,7 @@ def _free_omega(L, J):
     return jp, (w[0] - jp * L[0], w[1] - jp * L[1], w[2] - jp * L[2])
 
 
-@njit
+@inner
 def adjoint_momentum_first(q, L0, J, h):
     """The adjoint ``Φ*(h) = Φ(-h)⁻¹`` of the torque-free momentum-first step ``Φ``.
 
@@ -74,7 +74,7 @@ def adjoint_momentum_first(q, L0, J, h):
 
 
 @flow("momentum_first_symmetric")
-@njit
+@inner
 def free_momentum_first_symmetric(q, L, J, I, h):
     """Second-order time-symmetric momentum-first: ``Φ(h/2) ∘ Φ*(h/2)`` (torque-free).
 
@@ -91,29 +91,58 @@ def free_momentum_first_symmetric(q, L, J, I, h):
 @njit(inline="always")
 def axis_flow(q, L, j, axis, t):
     """Exact flow of ``½ j L_i²`` (``i = axis``) for time ``t``: ``L <- Q(-j L_i t e_i) L``,
-    ``R <- R Q(j L_i t e_i)``. One :func:`~tumble._kernels.rotation.sincos`, of the half
-    angle: ``cos a = (ch - sh)(ch + sh)`` and ``sin a = 2 sh ch`` err by an ulp or two of 1,
-    like the quaternion's own values (libm's ``sin`` and ``cos`` of both angles cost about
-    a third of a splitting step). ``q ⊗ (ch, sh e_i)`` is written out: 8 products, where
-    :func:`~tumble._kernels.rotation.qmul` would multiply the zeros too (16)."""
-    a = j * L[axis] * t
-    sh, ch = sincos(0.5 * a)
-    c = (ch - sh) * (ch + sh)
-    s = 2.0 * sh * ch
-    w, x, y, z = q
+    ``R <- R Q(j L_i t e_i)``, with the axis known at run time (a pairing's); a flow about
+    a fixed axis calls :func:`flow_x`, :func:`flow_y` or :func:`flow_z`, and compiles that
+    axis's code alone."""
     if axis == 0:
-        L1 = (L[0], c * L[1] + s * L[2], -s * L[1] + c * L[2])
-        q1 = (w * ch - x * sh, w * sh + x * ch, y * ch + z * sh, z * ch - y * sh)
-    elif axis == 1:
-        L1 = (c * L[0] - s * L[2], L[1], s * L[0] + c * L[2])
-        q1 = (w * ch - y * sh, x * ch - z * sh, w * sh + y * ch, z * ch + x * sh)
-    else:
-        L1 = (c * L[0] + s * L[1], -s * L[0] + c * L[1], L[2])
-        q1 = (w * ch - z * sh, x * ch + y * sh, y * ch - x * sh, w * sh + z * ch)
-    return q1, L1
+        return flow_x(q, L, j, t)
+    if axis == 1:
+        return flow_y(q, L, j, t)
+    return flow_z(q, L, j, t)
 
 
-@njit
+@njit(inline="always")
+def _half_turn(a):
+    """``(cos a, sin a, cos a/2, sin a/2)`` from one :func:`~tumble._kernels.rotation.sincos`,
+    of the half angle: ``cos a = (ch - sh)(ch + sh)`` and ``sin a = 2 sh ch`` err by an ulp
+    or two of 1, like the quaternion's own values (libm's ``sin`` and ``cos`` of both
+    angles cost about a third of a splitting step)."""
+    sh, ch = sincos(0.5 * a)
+    return (ch - sh) * (ch + sh), 2.0 * sh * ch, ch, sh
+
+
+# ``q ⊗ (ch, sh e_i)`` is written out in each: 8 products, where
+# :func:`~tumble._kernels.rotation.qmul` would multiply the zeros too (16).
+
+
+@njit(inline="always")
+def flow_x(q, L, j, t):
+    """:func:`axis_flow` about body axis 0."""
+    c, s, ch, sh = _half_turn(j * L[0] * t)
+    w, x, y, z = q
+    L1 = (L[0], c * L[1] + s * L[2], -s * L[1] + c * L[2])
+    return (w * ch - x * sh, w * sh + x * ch, y * ch + z * sh, z * ch - y * sh), L1
+
+
+@njit(inline="always")
+def flow_y(q, L, j, t):
+    """:func:`axis_flow` about body axis 1."""
+    c, s, ch, sh = _half_turn(j * L[1] * t)
+    w, x, y, z = q
+    L1 = (c * L[0] - s * L[2], L[1], s * L[0] + c * L[2])
+    return (w * ch - y * sh, x * ch - z * sh, w * sh + y * ch, z * ch + x * sh), L1
+
+
+@njit(inline="always")
+def flow_z(q, L, j, t):
+    """:func:`axis_flow` about body axis 2."""
+    c, s, ch, sh = _half_turn(j * L[2] * t)
+    w, x, y, z = q
+    L1 = (c * L[0] + s * L[1], -s * L[0] + c * L[1], L[2])
+    return (w * ch - z * sh, x * ch + y * sh, y * ch - x * sh, w * sh + z * ch), L1
+
+
+@inner
 def no_pairing(J):
     """The pairing argument of ``splitting``'s flows, which have none."""
     return (0, 0, 0)
@@ -123,16 +152,16 @@ def no_pairing(J):
 def splitting_outer(q, L, J, pairing, t):
     """``Φ1(t)``, the exact flow of ``½ J_1 L_1²``: the outer flow of ``splitting``. It keeps
     ``L_1``, so ``Φ1(s) ∘ Φ1(t) = Φ1(s + t)`` exactly: consecutive outer flows merge."""
-    return axis_flow(q, L, J[0], 0, t)
+    return flow_x(q, L, J[0], t)
 
 
 @njit(inline="always")
 def splitting_inner(q, L, J, pairing, h):
     """``Φ2(h/2) Φ3(h) Φ2(h/2)``, the inner flow of ``splitting`` (``Φi`` the exact flow of
     ``½ J_i L_i²``)."""
-    q, L = axis_flow(q, L, J[1], 1, 0.5 * h)
-    q, L = axis_flow(q, L, J[2], 2, h)
-    return axis_flow(q, L, J[1], 1, 0.5 * h)
+    q, L = flow_y(q, L, J[1], 0.5 * h)
+    q, L = flow_z(q, L, J[2], h)
+    return flow_y(q, L, J[1], 0.5 * h)
 
 
 #: ``splitting``: the symmetric kinetic-energy splitting ``Φ1(h/2) Φ2(h/2) Φ3(h) Φ2(h/2)
@@ -140,7 +169,7 @@ def splitting_inner(q, L, J, pairing, h):
 split("splitting", splitting_outer, splitting_inner, no_pairing)
 
 
-@njit
+@inner
 def symmetric_top_pairing(J):
     """The axes ``(a, b, c)`` of ``symmetric_top_split``: ``a`` the median inverse
     moment, ``b`` (the remainder) the one of the smallest and largest farther from it, ``c``
@@ -193,7 +222,7 @@ def symmetric_top_flow(q, L, J, pairing, h):
 split("symmetric_top_split", remainder_flow, symmetric_top_flow, symmetric_top_pairing)
 
 
-@njit
+@inner
 def symmetric_top_split(q, L, J, a, b, c, h):
     """``R(h/2) ∘ S(h) ∘ R(h/2)`` with the pairing ``(a, b, c)`` given (any of the six; the
     method uses :func:`symmetric_top_pairing`'s), normalised: the pairing study of
@@ -205,7 +234,7 @@ def symmetric_top_split(q, L, J, a, b, c, h):
     return qnormalize(q), L
 
 
-@njit
+@inner
 def midpoint_momentum(L, J, h):
     """Solve ``Lbar = L + ½h Lbar × (J Lbar)`` by Newton; return ``Lbar``.
 
@@ -234,7 +263,7 @@ def midpoint_momentum(L, J, h):
 
 
 @flow("midpoint")
-@njit
+@inner
 def free_midpoint(q, L, J, I, h):
     """Implicit midpoint on Euler's equations with the Cayley attitude (Lie-Poisson midpoint).
 
@@ -250,7 +279,7 @@ def free_midpoint(q, L, J, I, h):
 
 
 @flow("exact_split", exact=True)
-@njit
+@inner
 def free_exact(q, L, J, I, h):
     """``exact_split``'s free flow: the exact torque-free motion over ``h``
     (:func:`tumble._kernels.exact.free_flow`, theta series) between the half kicks. Exact

@@ -4,7 +4,9 @@ Every loop takes the method as its first argument, a
 :class:`~tumble._kernels.rigid.table.Tag` whose numba type names the kernel, so numba
 compiles each loop once per method (plain or composed), per torque-model structure (the
 type of ``kinds``, :mod:`tumble._kernels.torques`) and per array type, with that method's
-step alone inlined (:func:`tumble._kernels.rigid.compose.advance`), and caches it on disk.
+step alone inlined (:func:`tumble._kernels.rigid.compose.step_of`), and caches it on disk.
+Each loop is an entry point that calls a ``_..._loop`` stub, whose overload builds the loop
+around the step of the method and model it is typed with.
 The loops widen the inputs to float64 on entry; ``gamma`` holds a composition's sub-step
 coefficients (float64, empty for a plain method).
 
@@ -22,6 +24,7 @@ tuple of types) into its threads.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -40,7 +43,7 @@ from tumble._kernels.rigid.common import (
     record,
     to_body,
 )
-from tumble._kernels.rigid.compose import advance, torque_free
+from tumble._kernels.rigid.compose import method_step, step_of, torque_free
 from tumble._kernels.rigid.table import TagType
 from tumble._kernels.rotation import qrotate
 from tumble._kernels.torques import CONSTANT_WORLD, kinds_of
@@ -76,13 +79,15 @@ def _simulate_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
     kernel = method.kernel
     if kernel.exact and torque_free(model):
         return _exact_flow_block
-    return _stepping_block(kernel.symmetric and torque_free(model))
+    return _stepping_block(kernel.symmetric and torque_free(model), method_step(method, model))
 
 
-def _stepping_block(carry: bool) -> Callable[..., Any]:
-    """The block loop of :func:`simulate_block`, with ``carry`` a compile-time constant.
+@functools.cache
+def _stepping_block(carry: bool, step: Any) -> Callable[..., Any]:
+    """The block loop of :func:`simulate_block` around ``step`` (the method's, inlined), with
+    ``carry`` a compile-time constant.
 
-    Each body takes exactly the steps :func:`advance` takes alone; only the order of bodies
+    Each body takes exactly the steps ``step`` takes alone; only the order of bodies
     and steps is interchanged. With ``carry`` (a symmetric method without torque), the
     method keeps world ``L`` exactly, so after each step ``L_b = R1ᵀ L_w0`` with ``L_w0``
     the body's initial world momentum: the same state in exact arithmetic, and the same
@@ -119,7 +124,7 @@ def _stepping_block(carry: bool) -> Callable[..., Any]:
         for s in range(1, steps + 1):
             t = (s - 1) * h
             for i in range(m):
-                q, L = advance(
+                q, L = step(
                     method,
                     gamma,
                     (S[0, i], S[1, i], S[2, i], S[3, i]),
@@ -203,16 +208,35 @@ def simulate_blocks(
 def step_bodies(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
     """One step of bodies ``b0 .. b1 - 1`` from time ``t``: ``(q0, L0)`` (N, ...) to
     ``(q_out, L_out)``."""
-    for b in range(b0, b1):
-        Jb = load3(J, b)
-        q, L = advance(
-            method, gamma, load4(q0, b), load3(L0, b), Jb, pseudo_inverse(Jb), model, b, t, h
-        )
-        L = constrain(L, Jb)
-        for i in range(4):
-            q_out[b, i] = q[i]
-        for i in range(3):
-            L_out[b, i] = L[i]
+    _step_bodies_loop(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out)
+
+
+def _step_bodies_loop(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
+    raise NotImplementedError("compiled code only")  # pragma: no cover
+
+
+@overload(_step_bodies_loop, jit_options=OVERLOAD_OPTIONS)
+def _step_bodies_for(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
+    if isinstance(method, TagType):
+        return _stepping_bodies(method_step(method, model))
+    return None
+
+
+@functools.cache
+def _stepping_bodies(step: Any) -> Callable[..., Any]:
+    def loop(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
+        for b in range(b0, b1):
+            Jb = load3(J, b)
+            q, L = step(
+                method, gamma, load4(q0, b), load3(L0, b), Jb, pseudo_inverse(Jb), model, b, t, h
+            )
+            L = constrain(L, Jb)
+            for i in range(4):
+                q_out[b, i] = q[i]
+            for i in range(3):
+                L_out[b, i] = L[i]
+
+    return loop
 
 
 @njit
@@ -233,29 +257,54 @@ def step_record(
     updating the world ``omega`` ``w`` and writing record ``r`` when ``r >= 0``: the loop
     body of a run with a Python torque callable. Returns 2 if ``tau`` is not finite, 1 if a
     new state is not, else 0."""
-    n_tau = 0
-    n_bad = 0
-    for b in range(b0, b1):
-        if not (abs(tau[b, 0]) + abs(tau[b, 1]) + abs(tau[b, 2]) < math.inf):
-            n_tau += 1
-            continue
-        Jb = load3(J, b)
-        model = (HELD_TORQUE, tau, None)
-        q1, L1 = advance(
-            method, gamma, load4(q, b), load3(L, b), Jb, pseudo_inverse(Jb), model, b, t, h
-        )
-        L1 = constrain(L1, Jb)
-        wb = qrotate(q1, mul(Jb, L1))
-        for i in range(4):
-            q[b, i] = q1[i]
-        for i in range(3):
-            L[b, i] = L1[i]
-            w[b, i] = wb[i]
-        if r >= 0:
-            n_bad += record(r, b, q1, L1, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
-        elif not (abs(q1[0]) + abs(wb[0]) + abs(wb[1]) + abs(wb[2]) < math.inf):
-            n_bad += 1
-    return 2 if n_tau else (1 if n_bad else 0)
+    return _step_record_loop(
+        method, gamma, b0, b1, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
+    )
+
+
+def _step_record_loop(
+    method, gamma, b0, b1, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
+):
+    raise NotImplementedError("compiled code only")  # pragma: no cover
+
+
+@overload(_step_record_loop, jit_options=OVERLOAD_OPTIONS)
+def _step_record_for(
+    method, gamma, b0, b1, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
+):
+    if isinstance(method, TagType):
+        return _stepping_records(step_of(method.kernel, method.composed, False))
+    return None
+
+
+@functools.cache
+def _stepping_records(step: Any) -> Callable[..., Any]:
+    def loop(method, gamma, b0, b1, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out):
+        n_tau = 0
+        n_bad = 0
+        for b in range(b0, b1):
+            if not (abs(tau[b, 0]) + abs(tau[b, 1]) + abs(tau[b, 2]) < math.inf):
+                n_tau += 1
+                continue
+            Jb = load3(J, b)
+            model = (HELD_TORQUE, tau, None)
+            q1, L1 = step(
+                method, gamma, load4(q, b), load3(L, b), Jb, pseudo_inverse(Jb), model, b, t, h
+            )
+            L1 = constrain(L1, Jb)
+            wb = qrotate(q1, mul(Jb, L1))
+            for i in range(4):
+                q[b, i] = q1[i]
+            for i in range(3):
+                L[b, i] = L1[i]
+                w[b, i] = wb[i]
+            if r >= 0:
+                n_bad += record(r, b, q1, L1, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
+            elif not (abs(q1[0]) + abs(wb[0]) + abs(wb[1]) + abs(wb[2]) < math.inf):
+                n_bad += 1
+        return 2 if n_tau else (1 if n_bad else 0)
+
+    return loop
 
 
 @njit
@@ -263,34 +312,53 @@ def step_one(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
     """One step of one body given as ``q`` (4,), world ``w`` (3,), ``J`` (3,) float64 arrays.
 
     The single-body fast path of :func:`tumble.rigid.step`: the same arithmetic as the
-    batched path (normalise ``q``, ``L_b = I Rᵀ omega``, :func:`advance`, ``omega1 = R1 J
+    batched path (normalise ``q``, ``L_b = I Rᵀ omega``, the step, ``omega1 = R1 J
     L_b1``), bit for bit, without NumPy's per-call overheads. Returns 0 and fills
     ``q_out``, ``w_out``; or 1 for anything the validating path must see (non-finite or
     degenerate input, a locked axis the method refuses, a non-finite result), writing
     nothing meaningful.
     """
-    total = abs(t) + abs(h)
-    for i in range(3):
-        total += abs(w[i]) + J[i]
-        if not J[i] >= 0.0 or (J[i] == 0.0 and not locked_ok):
+    return _step_one_loop(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out)
+
+
+def _step_one_loop(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
+    raise NotImplementedError("compiled code only")  # pragma: no cover
+
+
+@overload(_step_one_loop, jit_options=OVERLOAD_OPTIONS)
+def _step_one_for(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
+    if isinstance(method, TagType):
+        return _stepping_one(method_step(method, model))
+    return None
+
+
+@functools.cache
+def _stepping_one(step: Any) -> Callable[..., Any]:
+    def one(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
+        total = abs(t) + abs(h)
+        for i in range(3):
+            total += abs(w[i]) + J[i]
+            if not J[i] >= 0.0 or (J[i] == 0.0 and not locked_ok):
+                return 1
+        n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
+        if not (total < math.inf and n2 >= 2.2250738585072014e-308 and n2 < math.inf):
             return 1
-    n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
-    if not (total < math.inf and n2 >= 2.2250738585072014e-308 and n2 < math.inf):
-        return 1
-    s = math.sqrt(n2)
-    qn = (q[0] / s, q[1] / s, q[2] / s, q[3] / s)
-    Jt = (J[0], J[1], J[2])
-    I = pseudo_inverse(Jt)
-    L = mul(I, to_body(qn, (w[0], w[1], w[2])))
-    q1, L1 = advance(method, gamma, qn, L, Jt, I, model, 0, t, h)
-    w1 = qrotate(q1, mul(Jt, constrain(L1, Jt)))
-    if not (
-        abs(q1[0]) + abs(q1[1]) + abs(q1[2]) + abs(q1[3]) + abs(w1[0]) + abs(w1[1]) + abs(w1[2])
-        < math.inf
-    ):
-        return 1
-    for i in range(4):
-        q_out[i] = q1[i]
-    for i in range(3):
-        w_out[i] = w1[i]
-    return 0
+        s = math.sqrt(n2)
+        qn = (q[0] / s, q[1] / s, q[2] / s, q[3] / s)
+        Jt = (J[0], J[1], J[2])
+        I = pseudo_inverse(Jt)
+        L = mul(I, to_body(qn, (w[0], w[1], w[2])))
+        q1, L1 = step(method, gamma, qn, L, Jt, I, model, 0, t, h)
+        w1 = qrotate(q1, mul(Jt, constrain(L1, Jt)))
+        if not (
+            abs(q1[0]) + abs(q1[1]) + abs(q1[2]) + abs(q1[3]) + abs(w1[0]) + abs(w1[1]) + abs(w1[2])
+            < math.inf
+        ):
+            return 1
+        for i in range(4):
+            q_out[i] = q1[i]
+        for i in range(3):
+            w_out[i] = w1[i]
+        return 0
+
+    return one

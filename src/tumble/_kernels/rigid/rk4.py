@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from tumble._kernels import njit
+from tumble._kernels import inner
 from tumble._kernels.rigid.common import add, axpy, mul
 from tumble._kernels.rigid.table import staged
 from tumble._kernels.rotation import cross, qmul, qnormalize
 from tumble._kernels.torques import body_torque
 
 
-@njit
+@inner
 def _rk4_rhs(q, L, J, I, model, b, t):
     """``dL_b/dt = tau_b + L_b × (J L_b)``, ``dq/dt = ½ q ⊗ (0, J L_b)`` at time ``t``."""
     kinds, P, fn = model
@@ -20,13 +20,13 @@ def _rk4_rhs(q, L, J, I, model, b, t):
     return dq, dL
 
 
-@njit
+@inner
 def _q_axpy(q, s, d):
     return (q[0] + s * d[0], q[1] + s * d[1], q[2] + s * d[2], q[3] + s * d[3])
 
 
 @staged("rk4")
-@njit
+@inner
 def step_rk4(q, L, J, I, model, b, t, h):
     """Classical RK4 on ``(L_b, q)`` (body Euler equations with the model's torque at the
     stage times ``t, t + h/2, t + h/2, t + h``), then ``q`` renormalised."""

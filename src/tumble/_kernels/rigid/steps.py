@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from tumble._kernels import njit
+from tumble._kernels import inner, njit
 from tumble._kernels.kinematics import magnus_omega
 from tumble._kernels.rigid.common import (
     add,
@@ -40,7 +40,7 @@ from tumble._kernels.rotation import (
 
 
 @held("explicit")
-@njit
+@inner
 def step_explicit(q, L, J, I, tb, h):
     """Forward Euler on omega (engine form), then ``R1 = Q(omega1 h) R0``.
 
@@ -54,7 +54,7 @@ def step_explicit(q, L, J, I, tb, h):
 
 
 @held("none")
-@njit
+@inner
 def step_none(q, L, J, I, tb, h):
     """No gyroscopic term: ``omega1 = omega0 + h J_w tau``, ``R1 = Q(omega1 h) R0``."""
     L1 = axpy(L, h, tb)
@@ -62,7 +62,7 @@ def step_none(q, L, J, I, tb, h):
 
 
 @held("jolt")
-@njit
+@inner
 def step_jolt(q, L, J, I, tb, h):
     """Jolt's code: body-frame Euler step of ``L`` rescaled to ``|L0|``, then torque, rotate.
 
@@ -78,7 +78,7 @@ def step_jolt(q, L, J, I, tb, h):
 
 
 @held("naive_rotation")
-@njit
+@inner
 def step_naive_rotation(q, L, J, I, tb, h):
     """The blog's naive rotation: ``L1 = Q(-omega0 h) L0`` (body), torque,
     ``R1 = Q(omega1 h) R0``."""
@@ -88,7 +88,7 @@ def step_naive_rotation(q, L, J, I, tb, h):
 
 
 @held("jolt_rotation")
-@njit
+@inner
 def step_jolt_rotation(q, L, J, I, tb, h):
     """Jolt in rotation form: ``L1 = Q(-Omega h) L0`` with ``Omega = (J - J_L) L0``."""
     jl = energy_factor(L, J)
@@ -145,7 +145,7 @@ def step_momentum_first(q, L, J, I, tb, h):
     return qnormalize(q1), L1
 
 
-@njit
+@inner
 def catto_residual(w, w1, I, h):
     """Implicit Euler residual in the body frame: ``f(w) = I (w - w1) + h w × (I w)``."""
     Iw = mul(I, w)
@@ -157,7 +157,7 @@ def catto_residual(w, w1, I, h):
     )
 
 
-@njit
+@inner
 def catto_jacobian(w, I, h):
     """``df/dw = I + h ([w]× I - [I w]×)`` as a row-major 9-tuple."""
     a = mul(I, w)
@@ -175,7 +175,7 @@ def catto_jacobian(w, I, h):
     )
 
 
-@njit
+@inner
 def solve3(m, b):
     """Solve the 3x3 system ``m x = b`` (row-major ``m``) by the adjugate (Cramer)."""
     m00, m01, m02, m10, m11, m12, m20, m21, m22 = m
@@ -191,7 +191,7 @@ def solve3(m, b):
 
 
 @held("implicit")
-@njit
+@inner
 def step_implicit(q, L, J, I, tb, h):
     """Catto's implicit Euler in the body frame, one Newton step (Bullet ``_Body``).
 
@@ -207,7 +207,7 @@ def step_implicit(q, L, J, I, tb, h):
 
 
 @held("magnus")
-@njit
+@inner
 def step_magnus(q, L, J, I, tb, h):
     """Explicit angular acceleration, orientation by the order-2 Magnus expansion (world).
 

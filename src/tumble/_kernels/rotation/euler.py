@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from tumble._kernels import njit, twins
+from tumble._kernels import inner, twins
 from tumble._kernels.dispatch import load3, load4
 from tumble._kernels.rotation.formulas import qmul, quat_ok
 from tumble._kernels.rotation.loops import U1, U2, U3, U4, nonfinite
@@ -29,7 +29,7 @@ _TWO_PI_HI = 6.283185307179586
 _TWO_PI_LO = 2.4492935982947064e-16
 
 
-@njit
+@inner
 def _half_turn_about(axis, angle):
     """``exp(angle/2 e_axis)``: the elementary quaternion about a coordinate axis."""
     h = 0.5 * angle
@@ -37,7 +37,7 @@ def _half_turn_about(axis, angle):
     return (c, s if axis == 0 else 0.0, s if axis == 1 else 0.0, s if axis == 2 else 0.0)
 
 
-@njit
+@inner
 def euler_to_q(angles, i, j, k, extrinsic):
     """Quaternion of the Euler angles ``angles`` about axes ``i, j, k`` (in that order).
 
@@ -52,7 +52,7 @@ def euler_to_q(angles, i, j, k, extrinsic):
     return qmul(qmul(e1, e2), e3)
 
 
-@njit
+@inner
 def _wrap(x):
     """``x`` in ``[-π, π]`` for ``x`` in ``[-2π, 2π]`` (two-part 2π: no extra rounding)."""
     if x > math.pi:
@@ -62,7 +62,7 @@ def _wrap(x):
     return x
 
 
-@njit
+@inner
 def q_to_euler(q, i, j, k, extrinsic):
     """Euler angles ``(a1, a2, a3)`` of ``q`` and whether the sequence is at gimbal lock.
 
@@ -115,7 +115,7 @@ def q_to_euler(q, i, j, k, extrinsic):
     return angles, lock_zero or lock_pi
 
 
-@njit
+@inner
 def _euler_to_quat_at(i, angles, a, b, c, extrinsic, out):
     """``out = euler_to_q(angles)``; 1 if the result is not finite."""
     r = euler_to_q(load3(angles, i), a, b, c, extrinsic)
@@ -127,7 +127,7 @@ def _euler_to_quat_at(i, angles, a, b, c, extrinsic, out):
 euler_to_quat_serial, euler_to_quat_parallel = twins(_euler_to_quat_at, 4)
 
 
-@njit
+@inner
 def _quat_to_euler_at(i, q, a, b, c, extrinsic, tiny, out):
     """Euler angles of row ``i`` of ``q``: (1 if flagged, 1 if at gimbal lock).
 

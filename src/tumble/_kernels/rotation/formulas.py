@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from tumble._kernels import njit
+from tumble._kernels import inner
 from tumble._kernels.rotation.trig import (
     SHORT_ANGLE,
     SMALL_ANGLE_SQ,
@@ -33,7 +33,7 @@ both forms agree to round-off at the switch, while the unscaled squares overflow
 (1e19 in float32)."""
 
 
-@njit
+@inner
 def cross(a, b):
     """Cross product ``a × b`` of two 3-tuples."""
     return (
@@ -43,13 +43,13 @@ def cross(a, b):
     )
 
 
-@njit
+@inner
 def dot(a, b):
     """Dot product of two 3-tuples."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit
+@inner
 def qmul(p, q):
     """Hamilton product ``p ⊗ q`` (as a rotation: apply ``q`` first, then ``p``).
 
@@ -68,20 +68,20 @@ def qmul(p, q):
     )
 
 
-@njit
+@inner
 def qconj(q):
     """Conjugate ``q* = (w, -x, -y, -z)``; the inverse of a unit quaternion."""
     return (q[0], -q[1], -q[2], -q[3])
 
 
-@njit
+@inner
 def qnormalize(q):
     """``q / |q|``. A zero quaternion gives NaN: callers guard it."""
     inv = 1.0 / math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     return (q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv)
 
 
-@njit
+@inner
 def qrotate(q, v):
     """Active rotation ``q v q*`` of the 3-tuple ``v`` by the unit quaternion ``q``.
 
@@ -96,14 +96,14 @@ def qrotate(q, v):
     return (v[0] + w * t[0] + d[0], v[1] + w * t[1] + d[1], v[2] + w * t[2] + d[2])
 
 
-@njit
+@inner
 def quat_ok(q, tiny):
     """Whether the 4-tuple ``q`` is usable as a rotation: ``|q|²`` finite and normal."""
     n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
     return (n2 >= tiny) & (n2 < math.inf)
 
 
-@njit
+@inner
 def has_large_component(x):
     """Whether a component of the 3-tuple ``x`` exceeds ``SCALED_ABOVE`` (or is NaN)."""
     # & rather than `and`: no branch, so loops that test every element still vectorise.
@@ -112,7 +112,7 @@ def has_large_component(x):
     )
 
 
-@njit
+@inner
 def _axis_and_length(x):
     """Unit vector and length of a nonzero 3-tuple, without overflow of ``|x|²``."""
     m = max(abs(x[0]), abs(x[1]), abs(x[2]))
@@ -121,7 +121,7 @@ def _axis_and_length(x):
     return (y0 / s, y1 / s, y2 / s), m * s
 
 
-@njit
+@inner
 def qexp_small(x, z):
     """``exp((0, x))`` for ``z = |x|² <= SMALL_ANGLE²``: polynomials only, no branch.
 
@@ -131,7 +131,7 @@ def qexp_small(x, z):
     return (c, s * x[0], s * x[1], s * x[2])
 
 
-@njit
+@inner
 def qexp(x):
     """``exp((0, x)) = (cos|x|, sin|x| x/|x|)`` for the 3-tuple ``x``, exact and safe at 0.
 
@@ -155,7 +155,7 @@ def qexp(x):
     return (math.cos(t), s * x[0], s * x[1], s * x[2])
 
 
-@njit
+@inner
 def qexp_approx_moderate(x):
     """:func:`qexp_approx` for ``x`` without a component above ``SCALED_ABOVE``; no branch.
 
@@ -170,7 +170,7 @@ def qexp_approx_moderate(x):
     return (a * inv, bi * x[0], bi * x[1], bi * x[2])
 
 
-@njit
+@inner
 def qexp_approx(x):
     """Normalised third-order ``exp((0, x))``: ``((1 - t²/2), (1 - t²/6) x)`` over its norm.
 
@@ -187,7 +187,7 @@ def qexp_approx(x):
     return qexp_approx_moderate(x)
 
 
-@njit
+@inner
 def qlog(q):
     """Vector part of ``log(q / |q|)`` on the shortest arc: ``atan2(|u|, |w|) u/|u|``.
 
@@ -207,20 +207,20 @@ def qlog(q):
     return (k * x, k * y, k * z)
 
 
-@njit
+@inner
 def rotvec_to_q(phi):
     """Unit quaternion ``exp(phi/2)`` of the rotation vector ``phi`` (angle ``|phi|``)."""
     return qexp((0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2]))
 
 
-@njit
+@inner
 def q_to_rotvec(q):
     """Rotation vector ``2 log(q)`` of the ``w >= 0`` representative; angle in ``[0, pi]``."""
     u = qlog(q)
     return (2.0 * u[0], 2.0 * u[1], 2.0 * u[2])
 
 
-@njit
+@inner
 def q_to_mat(q):
     """Row-major 3x3 matrix of ``q`` (Euler-Rodrigues), scaled by ``1/|q|²``.
 
@@ -239,13 +239,13 @@ def q_to_mat(q):
     )  # fmt: skip
 
 
-@njit
+@inner
 def widen4(a):
     """The first four entries of ``a`` as float64 (float32 input is evaluated in double)."""
     return (np.float64(a[0]), np.float64(a[1]), np.float64(a[2]), np.float64(a[3]))
 
 
-@njit
+@inner
 def mat_to_q(m):
     """Unit quaternion (``w >= 0``) of the row-major rotation matrix ``m`` (9-tuple).
 
@@ -280,7 +280,7 @@ def mat_to_q(m):
     return qnormalize((w, x, y, z))
 
 
-@njit
+@inner
 def qangle(p, q):
     """Angle of the rotation taking ``p`` to ``q``: ``2 atan2(|u|, |w|)`` of ``p* ⊗ q``.
 
@@ -292,7 +292,7 @@ def qangle(p, q):
     return 2.0 * math.atan2(s, abs(r[0]))
 
 
-@njit
+@inner
 def mrp_to_q(a):
     """Unit quaternion ``((1 - |a|²), 2a) / (1 + |a|²)`` of the modified Rodrigues parameters ``a``.
 
@@ -312,7 +312,7 @@ def mrp_to_q(a):
     return ((1.0 - n2) * d, d2 * a[0], d2 * a[1], d2 * a[2])
 
 
-@njit
+@inner
 def cayley_q(phi):
     """Quarter-angle Cayley quaternion ``((1 - |a|²), 2a) / (1 + |a|²)``, ``a = phi/4``.
 
@@ -322,7 +322,7 @@ def cayley_q(phi):
     return mrp_to_q((0.25 * phi[0], 0.25 * phi[1], 0.25 * phi[2]))
 
 
-@njit
+@inner
 def cayley_rotate(v, phi):
     """Cayley rotation of ``v`` by the rotation vector ``phi``: no trig, no square root.
 

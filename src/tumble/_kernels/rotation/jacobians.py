@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from tumble._kernels import guvectorize, njit
+from tumble._kernels import guvectorize, inner
 from tumble._kernels.rotation.trig import sinc
 
 # b(t) = Σ_k (-1)^k t^2k / (2k + 3)!: through k = 7 the first dropped term is below
@@ -36,7 +36,7 @@ _B_SERIES = (
 )
 
 
-@njit
+@inner
 def horner(coefficients, z):
     """``Σ_k c_k z^k`` for the tuple ``coefficients`` (lowest power first), Horner's rule."""
     n = len(coefficients)
@@ -46,7 +46,7 @@ def horner(coefficients, z):
     return s
 
 
-@njit
+@inner
 def so3_b(t):
     """``b(t) = (t - sin t)/t³`` to round-off at every ``t >= 0`` (series below 1)."""
     if t < _B_SERIES_BELOW:
@@ -54,14 +54,14 @@ def so3_b(t):
     return (t - math.sin(t)) / (t * t * t)
 
 
-@njit
+@inner
 def so3_a(t):
     """``a(t) = (1 - cos t)/t² = ½ sinc²(t/2)``: the half-angle form has no cancellation."""
     s = sinc(0.5 * t)
     return 0.5 * s * s
 
 
-@njit
+@inner
 def so3_c(t):
     """``c(t) = 1/t² - (1 + cos t)/(2 t sin t) = (1 - x cot x)/(4x²)``, ``x = t/2``.
 
@@ -73,7 +73,7 @@ def so3_c(t):
     return (so3_a(x) - so3_b(x)) / (4.0 * sinc(x))
 
 
-@njit
+@inner
 def _so3_combination(phi, first, second):
     """Row-major ``I + first [phi]× + second [phi]×²`` (9-tuple).
 
@@ -91,21 +91,21 @@ def _so3_combination(phi, first, second):
     )  # fmt: skip
 
 
-@njit
+@inner
 def so3_jacobian(phi, sign):
     """``I + sign a [phi]× + b [phi]×²``: ``J_r`` for ``sign = -1``, ``J_l`` for ``+1``."""
     t = math.hypot(math.hypot(phi[0], phi[1]), phi[2])
     return _so3_combination(phi, sign * so3_a(t), so3_b(t))
 
 
-@njit
+@inner
 def so3_jacobian_inverse(phi, sign):
     """``I + sign ½ [phi]× + c [phi]×²``: ``J_r⁻¹`` for ``sign = +1``, ``J_l⁻¹`` for ``-1``."""
     t = math.hypot(math.hypot(phi[0], phi[1]), phi[2])
     return _so3_combination(phi, 0.5 * sign, so3_c(t))
 
 
-@njit
+@inner
 def _widen3(a):
     """The first three entries of ``a`` as float64: float32 input is evaluated in double."""
     return (np.float64(a[0]), np.float64(a[1]), np.float64(a[2]))

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from tumble._kernels import guvectorize, njit, twins
+from tumble._kernels import guvectorize, inner, njit, twins
 from tumble._kernels.dispatch import load3, load4
 from tumble._kernels.rotation.formulas import (
     cayley_q,
@@ -176,7 +176,7 @@ U3 = np.uint64(3)
 U4 = np.uint64(4)
 
 
-@njit
+@inner
 def not_finite(x):
     """1 if ``x`` is NaN or infinite, else 0, without a branch (loops stay vectorisable).
 
@@ -185,7 +185,7 @@ def not_finite(x):
     return np.int64(not x < math.inf)
 
 
-@njit
+@inner
 def nonfinite(r):
     """1 if an entry of the result tuple ``r`` is NaN or infinite, else 0.
 
@@ -199,7 +199,7 @@ def nonfinite(r):
     return not_finite(total)
 
 
-@njit
+@inner
 def _quat_rotate_at(i, q, v, tiny, out):
     """``out = q̂ v q̂*`` with ``q̂ = q/|q|``; 1 if the row is flagged.
 
@@ -226,7 +226,7 @@ def _quat_rotate_at(i, q, v, tiny, out):
 quat_rotate_serial, quat_rotate_parallel = twins(_quat_rotate_at, 3)
 
 
-@njit
+@inner
 def _quat_multiply_at(i, p, q, out):
     """``out = p ⊗ q``; 1 if the result is not finite."""
     r = qmul(load4(p, i), load4(q, i))
@@ -238,7 +238,7 @@ def _quat_multiply_at(i, p, q, out):
 quat_multiply_serial, quat_multiply_parallel = twins(_quat_multiply_at, 4)
 
 
-@njit
+@inner
 def _rotvec_to_quat_at(i, phi, out):
     """``out = exp(phi/2)``; 1 if the result is not finite."""
     r = rotvec_to_q(load3(phi, i))
@@ -254,7 +254,7 @@ rotvec_to_quat_serial, rotvec_to_quat_parallel = twins(_rotvec_to_quat_at, 4)
 # rescue loops for finite input whose plain evaluation overflowed (see tumble.rotation)
 
 
-@njit
+@inner
 def _pow2_scale(m):
     """A power of two ``2^e`` with ``m / 2^e`` in ``[1, 2)`` (exact to divide by; 1 for 0).
 

@@ -13,11 +13,11 @@ import math
 import numpy as np
 from numba import prange
 
-from tumble._kernels import njit, parallel_njit
+from tumble._kernels import inner, njit, parallel_njit
 from tumble._kernels.rotation.formulas import cross, dot, mat_to_q, qnormalize, qrotate, quat_ok
 
 
-@njit
+@inner
 def _mean_sums(q, w, g, start, stop, tiny):
     """Sums over rows ``start:stop`` of group ``g``: the upper triangle of ``Σ w q̂ q̂ᵀ``, ``Σ w``.
 
@@ -54,7 +54,7 @@ def _mean_sums(q, w, g, start, stop, tiny):
     return sums, bad
 
 
-@njit
+@inner
 def _mean_group(g, sums, bad, out):
     """``out[g]`` = top eigenvector of the symmetric ``K`` in ``sums`` (``w >= 0``); 1 if unusable.
 
@@ -109,7 +109,7 @@ def quat_mean_groups_parallel(q, w, tiny, out, blocks):
 RANK_ONE = 64 * 2.220446049250313e-16
 
 
-@njit
+@inner
 def _shortest_arc(u, v):
     """Unit quaternion of the smallest rotation taking the unit vector ``u`` to ``v``.
 
@@ -130,7 +130,7 @@ def _shortest_arc(u, v):
     return qnormalize((1.0 + c, x[0], x[1], x[2]))
 
 
-@njit
+@inner
 def _align_sums(a, b, w, g, start, stop):
     """Sums over pairs ``start:stop`` of group ``g``: ``Σ w a bᵀ`` (row-major), ``Σ w``, flags.
 
@@ -163,7 +163,7 @@ def _align_sums(a, b, w, g, start, stop):
     return np.array([s0, s1, s2, s3, s4, s5, s6, s7, s8, total_weight]), bad
 
 
-@njit
+@inner
 def _residual_sum(a, b, w, g, q, start, stop):
     """``Σ w |a - R(q) b|²`` over pairs ``start:stop`` of group ``g``."""
     total = 0.0
@@ -176,7 +176,7 @@ def _residual_sum(a, b, w, g, q, start, stop):
     return total
 
 
-@njit
+@inner
 def _wahba(B):
     """Unit quaternion of ``R = U diag(1, 1, det U Vᵀ) Vᵀ`` for ``B = U S Vᵀ`` (3 x 3).
 
@@ -201,7 +201,7 @@ def _wahba(B):
     )
 
 
-@njit
+@inner
 def _align_group(g, sums, bad, q_out):
     """Solve group ``g`` from its sums into ``q_out[g]``; 1 if the group is unusable.
 

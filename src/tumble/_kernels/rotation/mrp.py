@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 
-from tumble._kernels import njit, twins
+from tumble._kernels import inner, twins
 from tumble._kernels.dispatch import load3, load4, load_scalar
 from tumble._kernels.rotation.formulas import mrp_to_q, q_to_rotvec, quat_ok, rotvec_to_q
 from tumble._kernels.rotation.loops import U1, U2, U3, U4, nonfinite
 
 
-@njit
+@inner
 def q_to_mrp(q):
     """Modified Rodrigues parameters ``u / (1 + w)`` of ``q/|q|``, the set with ``|p| <= 1``.
 
@@ -29,14 +29,14 @@ def q_to_mrp(q):
     return (k * x, k * y, k * z)
 
 
-@njit
+@inner
 def qpower(q, s):
     """``q^s = exp(s log q)`` of ``q/|q|`` on the short arc: rotation vector times ``s``."""
     phi = q_to_rotvec(q)
     return rotvec_to_q((s * phi[0], s * phi[1], s * phi[2]))
 
 
-@njit
+@inner
 def _quat_to_mrp_at(i, q, tiny, out):
     """``out = q_to_mrp(q)``; 1 if the row is flagged (as ``_quat_power_at``)."""
     qi = load4(q, i)
@@ -49,7 +49,7 @@ def _quat_to_mrp_at(i, q, tiny, out):
 quat_to_mrp_serial, quat_to_mrp_parallel = twins(_quat_to_mrp_at, 3)
 
 
-@njit
+@inner
 def _mrp_to_quat_at(i, p, out):
     """``out = mrp_to_q(p)``; 1 if the result is not finite."""
     r = mrp_to_q(load3(p, i))
@@ -61,7 +61,7 @@ def _mrp_to_quat_at(i, p, out):
 mrp_to_quat_serial, mrp_to_quat_parallel = twins(_mrp_to_quat_at, 4)
 
 
-@njit
+@inner
 def _quat_power_at(i, q, s, tiny, out):
     """``out = q^s``; 1 if the row is flagged: ``|q|²`` not a finite normal number, or a
     non-finite result."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from tumble._kernels import njit
+from tumble._kernels import inner, njit
 from tumble._kernels.rotation.formulas import (
     mat_to_q,
     q_to_mat,
@@ -29,12 +29,12 @@ from tumble._kernels.rotation.formulas import (
 from tumble._kernels.rotation.loops import nonfinite
 
 
-@njit
+@inner
 def _row4(a):
     return (a[0], a[1], a[2], a[3])
 
 
-@njit
+@inner
 def _row9(m):
     return (m[0, 0], m[0, 1], m[0, 2], m[1, 0], m[1, 1], m[1, 2], m[2, 0], m[2, 1], m[2, 2])
 
@@ -46,7 +46,7 @@ def _put(out, r):
     return nonfinite(r)
 
 
-@njit
+@inner
 def _put_matrix(out, r):
     for i in range(3):
         for j in range(3):
@@ -54,7 +54,7 @@ def _put_matrix(out, r):
     return nonfinite(r)
 
 
-@njit
+@inner
 def _rotation_ok(m, tol):
     """Whether the 3 x 3 array ``m`` is a rotation within ``tol`` (the validator's policy)."""
     worst = 0.0

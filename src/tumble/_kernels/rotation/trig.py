@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from tumble._kernels import njit
+from tumble._kernels import inner, njit
 
 # cos t and sin(t)/t as polynomials in z = t² up to z⁸ for t <= pi/4 (see cos_sinc_small):
 # the first dropped Taylor terms, t¹⁸/18! and t¹⁸/19!, are below 3e-18 relative there.
@@ -23,7 +23,7 @@ SINC_S = tuple((-1) ** (k + 1) / math.factorial(2 * k + 3) for k in range(8))
 """``sin(t)/t = 1 + z S(z)``: the coefficients of ``S``, ``(-1)^(k+1) / (2k + 3)!``."""
 
 
-@njit
+@inner
 def cos_sinc_small(z):
     """``(cos t, sin(t)/t)`` from ``z = t²`` for ``|t| <= SMALL_ANGLE``, each within 1 ulp.
 
@@ -77,7 +77,7 @@ _TWO_OVER_PI = 0.6366197723675814
 SINCOS_REDUCED_MAX = 2.0**18 * math.pi
 
 
-@njit
+@inner
 def sincos_wide(x):
     """``(sin x, cos x)`` without a libm call for ``|x| <= SINCOS_REDUCED_MAX``.
 
