@@ -65,15 +65,16 @@ class InnerDispatcher(CPUDispatcher):
         return self._from_python(*args, **kwargs)
 
 
-def inner(func: Callable[..., Any] | None = None, **options: Any) -> Any:
-    """Decorator, ``@inner`` or ``@inner(inline="always")``: :func:`njit` for a helper that
+def inner(func: Callable[..., Any] | None = None, *, cache: bool = True, **options: Any) -> Any:
+    """Decorator, ``@inner`` or ``@inner(forceinline=True)``: :func:`njit` for a helper that
     only other kernels call, compiled without Python's wrappers (:data:`INNER_OPTIONS`)."""
     if func is None:
-        return functools.partial(inner, **options)
+        return functools.partial(inner, cache=cache, **options)
     dispatcher = InnerDispatcher(
         py_func=func, locals={}, targetoptions={**INNER_OPTIONS, **options}
     )
-    dispatcher.enable_caching()
+    if cache:
+        dispatcher.enable_caching()
     return dispatcher
 
 
@@ -84,7 +85,7 @@ OVERLOAD_OPTIONS: Any = {k: v for k, v in JIT_OPTIONS.items() if k != "cache"}
 """Options for the implementations of ``numba.extending.overload`` (compiled into, and
 cached with, their callers)."""
 
-built_njit: Callable[..., Any] = functools.partial(numba.njit, **{**JIT_OPTIONS, "cache": False})
+built_njit: Callable[..., Any] = functools.partial(inner, cache=False)
 """``numba.njit`` for functions that a factory builds around other kernels (a closure over
 compiled functions): not cached alone, since numba cannot key such a closure across
 processes (numba issue 6264), but compiled into, and cached with, the loop that calls it."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from tumble._kernels import inner, njit
+from tumble._kernels import inner
 from tumble._kernels.rotation import cross, dot, qconj, qmul, qnormalize, qrotate, rotvec_to_q
 
 #: Relative threshold below which ``k = omega × L`` counts as zero: ``|k|² <= eps² |w|²
@@ -101,12 +101,12 @@ def j_prime(w, L, J):
     return energy_factor(L, J)
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def load4(a, b):
     return (float(a[b, 0]), float(a[b, 1]), float(a[b, 2]), float(a[b, 3]))
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def load3(a, b):
     return (float(a[b, 0]), float(a[b, 1]), float(a[b, 2]))
 

@@ -45,7 +45,7 @@ def step_of(kernel: Kernel, composed: bool, free_body: bool) -> Any:
     ``inline="always"`` compiled its implementation once more, in full, before inlining it
     (a fifth of the first ``simulate``'s compile time).
     """
-    return built_njit(inline="always")(implementation(kernel, composed, free_body))
+    return built_njit(forceinline=True)(implementation(kernel, composed, free_body))
 
 
 def method_step(method: Any, model: Any) -> Any:
@@ -105,7 +105,7 @@ def _staged(step: Callable[..., Any]) -> Callable[..., Any]:
 def _strang(free: Callable[..., Any]) -> Callable[..., Any]:
     """``K(t + h, h/2) ∘ F(h) ∘ K(t, h/2)`` around the free flow ``free``."""
 
-    @built_njit(inline="always")
+    @built_njit(forceinline=True)
     def strang(q, L, J, I, model, b, t, h):
         kinds, P, fn = model
         hh = 0.5 * h
@@ -119,7 +119,7 @@ def _strang(free: Callable[..., Any]) -> Callable[..., Any]:
 def _free_flow(free: Callable[..., Any]) -> Callable[..., Any]:
     """:func:`_strang` without torque: the kicks are identities, so the flow alone."""
 
-    @built_njit(inline="always")
+    @built_njit(forceinline=True)
     def flow(q, L, J, I, model, b, t, h):
         return free(q, L, J, I, h)
 

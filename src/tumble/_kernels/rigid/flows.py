@@ -8,7 +8,7 @@ inner flows, which compositions merge between stages (:func:`tumble._kernels.rig
 
 from __future__ import annotations
 
-from tumble._kernels import inner, njit
+from tumble._kernels import inner
 from tumble._kernels.exact import free_flow
 from tumble._kernels.rigid.common import j_prime, mul, scale
 from tumble._kernels.rigid.steps import catto_jacobian, solve3, step_momentum_first
@@ -88,7 +88,7 @@ def free_momentum_first_symmetric(q, L, J, I, h):
     return step_momentum_first(q, L, J, I, (0.0, 0.0, 0.0), hh)
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def axis_flow(q, L, j, axis, t):
     """Exact flow of ``½ j L_i²`` (``i = axis``) for time ``t``: ``L <- Q(-j L_i t e_i) L``,
     ``R <- R Q(j L_i t e_i)``, with the axis known at run time (a pairing's); a flow about
@@ -101,7 +101,7 @@ def axis_flow(q, L, j, axis, t):
     return flow_z(q, L, j, t)
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def _half_turn(a):
     """``(cos a, sin a, cos a/2, sin a/2)`` from one :func:`~tumble._kernels.rotation.sincos`,
     of the half angle: ``cos a = (ch - sh)(ch + sh)`` and ``sin a = 2 sh ch`` err by an ulp
@@ -115,7 +115,7 @@ def _half_turn(a):
 # :func:`~tumble._kernels.rotation.qmul` would multiply the zeros too (16).
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def flow_x(q, L, j, t):
     """:func:`axis_flow` about body axis 0."""
     c, s, ch, sh = _half_turn(j * L[0] * t)
@@ -124,7 +124,7 @@ def flow_x(q, L, j, t):
     return (w * ch - x * sh, w * sh + x * ch, y * ch + z * sh, z * ch - y * sh), L1
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def flow_y(q, L, j, t):
     """:func:`axis_flow` about body axis 1."""
     c, s, ch, sh = _half_turn(j * L[1] * t)
@@ -133,7 +133,7 @@ def flow_y(q, L, j, t):
     return (w * ch - y * sh, x * ch - z * sh, w * sh + y * ch, z * ch + x * sh), L1
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def flow_z(q, L, j, t):
     """:func:`axis_flow` about body axis 2."""
     c, s, ch, sh = _half_turn(j * L[2] * t)
@@ -148,14 +148,14 @@ def no_pairing(J):
     return (0, 0, 0)
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def splitting_outer(q, L, J, pairing, t):
     """``Φ1(t)``, the exact flow of ``½ J_1 L_1²``: the outer flow of ``splitting``. It keeps
     ``L_1``, so ``Φ1(s) ∘ Φ1(t) = Φ1(s + t)`` exactly: consecutive outer flows merge."""
     return flow_x(q, L, J[0], t)
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def splitting_inner(q, L, J, pairing, h):
     """``Φ2(h/2) Φ3(h) Φ2(h/2)``, the inner flow of ``splitting`` (``Φi`` the exact flow of
     ``½ J_i L_i²``)."""
@@ -197,7 +197,7 @@ def symmetric_top_pairing(J):
     return mid, lo, hi
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def remainder_flow(q, L, J, pairing, t):
     """The remainder ``R = ½ (J_b - J_a) L_b²`` of the pairing ``(a, b, c)`` for time
     ``t``: the outer flow of ``symmetric_top_split``, keeping ``L_b`` (so it merges)."""
@@ -205,7 +205,7 @@ def remainder_flow(q, L, J, pairing, t):
     return axis_flow(q, L, J[b] - J[a], b, t)
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def symmetric_top_flow(q, L, J, pairing, h):
     """The symmetric top ``S = ½ J_a |L|² + ½ (J_c - J_a) L_c²`` for time ``h``: the inner
     flow of ``symmetric_top_split``. The flow of the second part turns about body axis

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from tumble._kernels import inner, njit
+from tumble._kernels import inner
 from tumble._kernels.kinematics import magnus_omega
 from tumble._kernels.rigid.common import (
     add,
@@ -99,7 +99,7 @@ def step_jolt_rotation(q, L, J, I, tb, h):
     return advance_attitude(q, mul(J, L1), h), L1
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def _modified_omega(q, L, J, tb, h):
     """Shared start of modified Jolt and momentum-first: ``L'``, ``J'`` and ``Omega`` (body)."""
     Lp = axpy(L, h, tb)
@@ -110,7 +110,7 @@ def _modified_omega(q, L, J, tb, h):
 
 
 @held("modified_jolt")
-@njit(inline="always")
+@inner(forceinline=True)
 def step_modified_jolt(q, L, J, I, tb, h):
     """Modified Jolt (reference 2.10, body form): ``L1 = Q(-Omega h) L'``,
     ``R1 = Q(omega1 h) R0``."""
@@ -120,7 +120,7 @@ def step_modified_jolt(q, L, J, I, tb, h):
 
 
 @held("modified_jolt_cayley")
-@njit(inline="always")
+@inner(forceinline=True)
 def step_modified_jolt_cayley(q, L, J, I, tb, h):
     """Modified Jolt with the trig-free Cayley rotation of ``L`` (angle ``2 atan(|Omega|h/2)``)."""
     Lp, _, Om = _modified_omega(q, L, J, tb, h)
@@ -129,7 +129,7 @@ def step_modified_jolt_cayley(q, L, J, I, tb, h):
 
 
 @held("momentum_first")
-@njit(inline="always")
+@inner(forceinline=True)
 def step_momentum_first(q, L, J, I, tb, h):
     """Momentum-first (reference 2.10): ``R1 = Q(J' L' h) Q(Omega h) R0``.
 

@@ -51,7 +51,7 @@ def cos_sinc_small(z):
 SHORT_ANGLE = 0.125
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def cos_sinc_short(z):
     """:func:`cos_sinc_small` for ``z = t² <= SHORT_ANGLE²``: the same Taylor series cut
     after ``t¹⁰`` (``cos``) and ``t¹¹`` (``sin``), whose first dropped terms are below
@@ -108,7 +108,7 @@ def sincos_wide(x):
     return sign * (c if odd else s), sign * (-s if odd else c)
 
 
-@njit(inline="always")
+@inner(forceinline=True)
 def sincos(x):
     """:func:`sincos_wide`, with its small-angle case inlined: below ``SHORT_ANGLE`` (the
     angles of a fine time step) the shorter polynomials of :func:`cos_sinc_short` in the
