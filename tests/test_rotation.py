@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -740,28 +739,6 @@ def test_zero_quaternion_is_rejected_by_binary_readers():
         tr.quat_to_matrix(np.full(4, 1e160))
     # plain algebra accepts zero
     assert_close(tr.quat_multiply(zero, one), zero, 0.0)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_the_norm_check_of_a_small_batch_is_the_compiled_scans(dtype, rng):
-    """Small batches check ``|q|²`` in NumPy (no compiled scan on a first call), large ones
-    in the compiled scan: the same sums, so the same bounds bit for bit, zero, subnormal and
-    overflowing rows included."""
-    from tumble._kernels.rotation import norm2_range
-    from tumble.rotation import operands
-
-    big = np.finfo(dtype).max ** 0.5
-    rows = [np.zeros(4), np.full(4, 1e-30), np.full(4, 2 * big), np.full(4, 0.4 * big)]
-    for trial in range(200):
-        q = rng.normal(size=(int(rng.integers(1, operands.SMALL_BATCH + 1)), 4))
-        q *= 10.0 ** rng.uniform(-20, 20, size=(q.shape[0], 1))
-        if trial % 2:
-            q[rng.integers(q.shape[0])] = rows[trial % len(rows)]
-        q = q.astype(dtype)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # no NumPy warning for an overflowing row
-            small = operands._norm2_range(q)
-        assert small == norm2_range(q)
 
 
 @pytest.mark.parametrize(("fn", "a", "b"), BINARY_CASES, ids=ids(BINARY_CASES))

@@ -83,7 +83,7 @@ def rotation_quats(x: Any, name: str) -> np.ndarray:
     """Quaternions read as rotations: finite, ``|q|²`` neither zero nor overflowing."""
     q = quats(x, name)
     if q.size:
-        smallest, largest = _norm2_range(q.reshape(-1, 4))
+        smallest, largest = _k.norm2_range(plain_arrays(q.reshape(-1, 4)))
         if not smallest >= np.finfo(q.dtype).tiny:
             raise InputError(
                 f"{name}: expected nonzero quaternions, got one of squared norm {smallest:.3g}"
@@ -94,22 +94,6 @@ def rotation_quats(x: Any, name: str) -> np.ndarray:
                 f"squared norm {largest:.3g}"
             )
     return q
-
-
-#: Up to this many quaternions :func:`_norm2_range` sums in NumPy: a first call on a few
-#: bodies then compiles no scan (0.3 s of a first ``rigid.simulate``).
-SMALL_BATCH = 64
-
-
-def _norm2_range(q: np.ndarray) -> tuple[float, float]:
-    """Smallest and largest ``|q|²`` over the rows of ``q`` (N, 4): the compiled scan
-    (``_kernels.rotation.norm2_range``), or for a small batch the same sums, in the same
-    order and precision, in NumPy."""
-    if q.shape[0] > SMALL_BATCH:
-        return _k.norm2_range(plain_arrays(q))
-    with np.errstate(over="ignore"):  # an overflow is what the caller looks for
-        n2 = q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1] + q[:, 2] * q[:, 2] + q[:, 3] * q[:, 3]
-    return float(n2.min()), float(n2.max())
 
 
 def unit_quat(x: ArrayLike, name: str, dtype: np.dtype | None = None) -> np.ndarray:

@@ -38,12 +38,13 @@ from tumble._kernels.torques import body_torque, kick
 @functools.cache
 def step_of(kernel: Kernel, composed: bool, free_body: bool) -> Any:
     """One step of ``kernel`` (plain or ``composed``; for a model without torque when
-    ``free_body``) as a compiled function that numba inlines into each loop that calls it
-    (:mod:`tumble._kernels.rigid.loops`), so that LLVM interleaves the bodies of a block.
+    ``free_body``) as a compiled function that LLVM inlines into each loop that calls it
+    (:mod:`tumble._kernels.rigid.loops`, ``forceinline``), so that it interleaves the
+    bodies of a block.
 
-    numba inlines it in the loop's IR without compiling it alone; an ``@overload`` with
-    ``inline="always"`` compiled its implementation once more, in full, before inlining it
-    (a fifth of the first ``simulate``'s compile time).
+    Compiled once per process and structure, then inlined where LLVM optimises each loop.
+    numba's own inlining (``inline="always"``) typed and lowered the step again in every
+    loop, and as an ``@overload`` compiled it in full once more before inlining it.
     """
     return built_njit(forceinline=True)(implementation(kernel, composed, free_body))
 
