@@ -46,7 +46,7 @@ def step_of(kernel: Kernel, composed: bool, free_body: bool) -> Any:
     numba's own inlining (``inline="always"``) typed and lowered the step again in every
     loop, and as an ``@overload`` compiled it in full once more before inlining it.
     """
-    return built_njit(forceinline=True)(implementation(kernel, composed, free_body))
+    return built_njit(inline="always")(implementation(kernel, composed, free_body))
 
 
 def method_step(method: Any, model: Any) -> Any:
@@ -106,7 +106,7 @@ def _staged(step: Callable[..., Any]) -> Callable[..., Any]:
 def _strang(free: Callable[..., Any]) -> Callable[..., Any]:
     """``K(t + h, h/2) ∘ F(h) ∘ K(t, h/2)`` around the free flow ``free``."""
 
-    @built_njit(forceinline=True)
+    @built_njit(inline="always")
     def strang(q, L, J, I, model, b, t, h):
         kinds, P, fn = model
         hh = 0.5 * h
@@ -120,7 +120,7 @@ def _strang(free: Callable[..., Any]) -> Callable[..., Any]:
 def _free_flow(free: Callable[..., Any]) -> Callable[..., Any]:
     """:func:`_strang` without torque: the kicks are identities, so the flow alone."""
 
-    @built_njit(forceinline=True)
+    @built_njit(inline="always")
     def flow(q, L, J, I, model, b, t, h):
         return free(q, L, J, I, h)
 

@@ -101,7 +101,7 @@ def axis_flow(q, L, j, axis, t):
     return flow_z(q, L, j, t)
 
 
-@inner(forceinline=True)
+@inner(inline="always")
 def _half_turn(a):
     """``(cos a, sin a, cos a/2, sin a/2)`` from one :func:`~tumble._kernels.rotation.sincos`,
     of the half angle: ``cos a = (ch - sh)(ch + sh)`` and ``sin a = 2 sh ch`` err by an ulp
@@ -148,14 +148,14 @@ def no_pairing(J):
     return (0, 0, 0)
 
 
-@inner(forceinline=True)
+@inner(inline="always")
 def splitting_outer(q, L, J, pairing, t):
     """``Φ1(t)``, the exact flow of ``½ J_1 L_1²``: the outer flow of ``splitting``. It keeps
     ``L_1``, so ``Φ1(s) ∘ Φ1(t) = Φ1(s + t)`` exactly: consecutive outer flows merge."""
     return flow_x(q, L, J[0], t)
 
 
-@inner(forceinline=True)
+@inner(inline="always")
 def splitting_inner(q, L, J, pairing, h):
     """``Φ2(h/2) Φ3(h) Φ2(h/2)``, the inner flow of ``splitting`` (``Φi`` the exact flow of
     ``½ J_i L_i²``)."""
@@ -197,7 +197,7 @@ def symmetric_top_pairing(J):
     return mid, lo, hi
 
 
-@inner(forceinline=True)
+@inner(inline="always")
 def remainder_flow(q, L, J, pairing, t):
     """The remainder ``R = ½ (J_b - J_a) L_b²`` of the pairing ``(a, b, c)`` for time
     ``t``: the outer flow of ``symmetric_top_split``, keeping ``L_b`` (so it merges)."""
@@ -205,7 +205,7 @@ def remainder_flow(q, L, J, pairing, t):
     return axis_flow(q, L, J[b] - J[a], b, t)
 
 
-@inner(forceinline=True)
+@inner(inline="always")
 def symmetric_top_flow(q, L, J, pairing, h):
     """The symmetric top ``S = ½ J_a |L|² + ½ (J_c - J_a) L_c²`` for time ``h``: the inner
     flow of ``symmetric_top_split``. The flow of the second part turns about body axis

@@ -51,7 +51,7 @@ def cos_sinc_small(z):
 SHORT_ANGLE = 0.125
 
 
-@inner(forceinline=True)
+@inner(inline="always")
 def cos_sinc_short(z):
     """:func:`cos_sinc_small` for ``z = t² <= SHORT_ANGLE²``: the same Taylor series cut
     after ``t¹⁰`` (``cos``) and ``t¹¹`` (``sin``), whose first dropped terms are below
