@@ -353,3 +353,23 @@ def test_regression_a_spacing_that_vanishes_in_the_spline_unit_raises_without_a_
             RotationSpline(times, q)
 
     quiet(build)
+
+
+@pytest.mark.parametrize("where", [0, 4])
+@pytest.mark.parametrize("spacing", [1e104, 1e149, 1e154, 1e200, 1e308])
+def test_regression_spacings_a_hundred_orders_apart_raise_naming_times_without_a_warning(
+    spacing, where
+):
+    # The long campaign (issue 27): one knot spacing of 1e149 or 1e154 beside unit ones
+    # made NumPy warn (h³ and h² underflowed to 0 and were divided by; then SciPy's banded
+    # solver refused the infinite right-hand side with a ValueError). In the unit of the
+    # longest spacing a short piece's cubic term Δ/h³ is beyond the float range.
+    times = np.arange(5.0)
+    times[where] = spacing if where else -spacing
+    q = tr.random_quat(5, np.random.default_rng(7))
+
+    def build():
+        with pytest.raises(InputError, match=r"^times: too large or too small"):
+            RotationSpline(times, q)
+
+    quiet(build)
