@@ -182,7 +182,8 @@ def build_grid(
     Returns
     -------
     list of SweepCase
-        In the order method, body, energy, steps, rotations (last varies fastest).
+        In the order method, body, energy, steps, rotations (last varies fastest). An
+        explicit body's cases have ``min_j`` and ``median_j`` ``nan`` (:class:`SweepCase`).
     """
     d = scenarios.DEFAULTS
     try:
