@@ -68,6 +68,24 @@ def test_each_scheme_meets_its_order_conditions_and_no_more(scheme):
     assert scheme.citation
 
 
+def test_regression_order_conditions_of_huge_coefficients_are_exact_or_name_them():
+    # The long campaign (issue 27): x**5 and math.fsum raised a raw OverflowError for
+    # coefficients whose powers or partial sums pass the float range.
+    # γ = (c, -c, 1): the huge terms cancel exactly, so Σγ - 1 = 0, Σγ³ = Σγ⁵ = 1 and, with
+    # β = (c/2, c/2, 1/2), Σγ³β² = 1/4.
+    for c in (1e100, 1e200, 1e308):
+        res = compositions.order_conditions([c, -c, 1.0])
+        assert res == {"sum": 0.0, "cubic": 1.0, "quintic": 1.0, "mixed": 0.25}, (c, res)
+    # Subnormal coefficients are numbers: their powers underflow to (signed) zero.
+    assert compositions.order_conditions([5e-324, 5e-324]) == {
+        "sum": -1.0, "cubic": 0.0, "quintic": 0.0, "mixed": 0.0,
+    }  # fmt: skip
+    # Σγ - 1 = 3e308 itself is beyond the float range.
+    for g in ([1e308] * 3, [1e62], [-1e103, 2.0]):
+        with pytest.raises(InputError, match=r"^coefficients: too large"):
+            compositions.order_conditions(g)
+
+
 def test_the_docs_table_is_the_schemes_rendered():
     text = (Path(__file__).resolve().parents[1] / "docs" / "integrators.md").read_text()
     m = re.search(

@@ -291,6 +291,20 @@ def test_slerp_far_along_the_great_circle_is_the_exact_rotation_or_names_s():
         quiet(lambda: slerp(q0, q1, 1.7e308))
 
 
+def test_regression_spline_through_identical_samples_is_at_rest(rng):
+    """Issue 27: ten identical samples gave a body rate of 5.6e-17 (q* ⊗ q was not exactly
+    the identity), failing SciPy's own ``test_constant_attitude`` (tolerance 1e-17). SciPy
+    gives exactly 0, and so does tumble: the rates and accelerations are zero, the attitude
+    is the sample at every time, inside the knots and beyond."""
+    for q in tr.random_quat(20, rng):
+        sp = RotationSpline(np.arange(10.0), np.tile(q, (10, 1)))
+        t = np.array([-1.0, 0.0, 0.3, 4.5, 9.0, 12.0])
+        for frame in ("world", "body"):
+            assert np.all(sp.angular_velocity(t, frame=frame) == 0.0)
+            assert np.all(sp.angular_acceleration(t, frame=frame) == 0.0)
+        assert np.max(cover_distance(sp(t), np.tile(q, (len(t), 1)))) <= EPS64
+
+
 @pytest.mark.parametrize("scale", [1e-300, 2.0**-1000, 1e150, 1e300])
 def test_regression_spline_of_tiny_or_huge_knot_spacings_is_the_scaled_spline(scale, rng):
     """Knots 1e-300 apart gave SciPy's "array must not contain infs or NaNs" (the
@@ -350,6 +364,26 @@ def test_regression_a_spacing_that_vanishes_in_the_spline_unit_raises_without_a_
 
     def build():
         with pytest.raises(InputError, match=r"^times: "):
+            RotationSpline(times, q)
+
+    quiet(build)
+
+
+@pytest.mark.parametrize("where", [0, 4])
+@pytest.mark.parametrize("spacing", [1e104, 1e149, 1e154, 1e200, 1e308])
+def test_regression_spacings_a_hundred_orders_apart_raise_naming_times_without_a_warning(
+    spacing, where
+):
+    # The long campaign (issue 27): one knot spacing of 1e149 or 1e154 beside unit ones
+    # made NumPy warn (h³ and h² underflowed to 0 and were divided by; then SciPy's banded
+    # solver refused the infinite right-hand side with a ValueError). In the unit of the
+    # longest spacing a short piece's cubic term Δ/h³ is beyond the float range.
+    times = np.arange(5.0)
+    times[where] = spacing if where else -spacing
+    q = tr.random_quat(5, np.random.default_rng(7))
+
+    def build():
+        with pytest.raises(InputError, match=r"^times: too large or too small"):
             RotationSpline(times, q)
 
     quiet(build)

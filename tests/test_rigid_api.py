@@ -13,7 +13,7 @@ from scipy.spatial.transform import Rotation
 
 import tumble
 import tumble.methods
-from oracles import angle
+from oracles import angle, quiet
 from tumble import InputError, rigid
 from tumble._kernels.rigid import flows, steps
 
@@ -316,6 +316,33 @@ def test_simulate_first_step_overflow_raises_like_step() -> None:
         rigid.simulate(q, w, J, 1e300, 2, "rk4", torque=lambda t, q_, w_: np.zeros(3))
     with pytest.raises(InputError, match=r"^dt, steps: "):
         rigid.simulate(q, w, J, 1e300, 2, "exact")
+
+
+def test_regression_an_overflowing_step_raises_rather_than_give_a_zero_quaternion() -> None:
+    # The long campaign (issue 27): rk4 with |omega| dt = 1e14 returned q = (0, 0, -0, 0)
+    # (its quaternion stage's squared norm overflowed and normalised to zero), one body or
+    # many, and simulate kept that record with a DivergenceWarning.
+    w, tau = np.array([0.3, -1.0, 0.4]), np.array([0.0, 0.1, 0.0])
+    for dt in (1e14, 3e18):
+        for args in ((Q0, w, J), (Q0[None], w[None], J[None]), (list(Q0), list(w), list(J))):
+            with pytest.raises(InputError, match=r"^q, omega, inv_inertia, torque, dt: "):
+                rigid.step(*args, dt, "rk4", torque=tau)
+        with pytest.raises(InputError, match=r"^q, omega, inv_inertia, torque, dt: "):
+            rigid.simulate(Q0, w, J, dt, 3, "rk4", torque=tau)
+
+
+def test_regression_simulate_momentum_or_times_beyond_the_float_range_raise_quietly() -> None:
+    # The long campaign (issue 27): a subnormal inverse moment (L_b = omega_b / J beyond the
+    # float range) and record times 3 dt beyond it raised only after NumPy's overflow
+    # warnings.
+    w, tau = np.array([0.3, -1.0, 0.4]), np.array([0.0, 0.1, 0.0])
+    for Jb in (np.array([1.0, 1e-320, 0.35]), np.array([5e-324, 5e-324, 0.0])):
+        with pytest.raises(InputError, match=r"body momentum L = I omega overflows"):
+            quiet(lambda Jb=Jb: rigid.simulate(Q0, w, Jb, 0.01, 3, "rk4", torque=tau))
+        with pytest.raises(InputError, match=r"body momentum L = I omega overflows"):
+            quiet(lambda Jb=Jb: rigid.step(Q0, w, Jb, 0.01, "rk4", torque=tau))
+    with pytest.raises(InputError, match=r"^dt, steps: too large"):
+        quiet(lambda: rigid.simulate(Q0, w, J, 1e308, 3, "rk4", torque=tau))
 
 
 def test_simulate_divergence_warns_and_keeps_records() -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from oracles import matrix, rigid_reference
+from oracles import matrix, quiet, rigid_reference
 from tumble import InputError, rigid
 
 # Round-off budget of a few rotations and products in float64.
@@ -164,6 +164,27 @@ def test_principal_axes_batched_and_used_in_simulation(rng: np.random.Generator)
     w = rng.normal(size=(3, 3))
     L = rigid.angular_momentum(q, w, J)
     np.testing.assert_allclose(L, np.einsum("nij,nj->ni", I, w), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [2.0**-1000, 1e-300, 1e300, 2.0**1000])
+def test_regression_principal_axes_of_tiny_or_huge_tensors_scale_exactly(
+    scale, rng: np.random.Generator
+) -> None:
+    # The long campaign (issue 27): a subnormal tensor gave inverse moments of inf with a
+    # NumPy warning, and entries near 1e308 could overflow I - Iᵀ. The moments scale with
+    # I (the eigenvectors do not): the inverse moments of the unit tensor over the scale.
+    I = rotated_tensor((1.0, 2.0, 3.5), rng)
+    J, q = rigid.principal_axes(I)
+    Js, qs = quiet(lambda: rigid.principal_axes(I * scale))
+    np.testing.assert_allclose(Js * scale, J, rtol=1e-13)
+    np.testing.assert_allclose(qs, q, rtol=0, atol=1e-14)
+
+
+def test_regression_principal_axes_whose_inverse_moments_overflow_names_I() -> None:
+    # Subnormal moments: 1/5e-324 is beyond the float range.
+    for I in (np.diag([4.9e-324, 9.9e-324, 1.5e-323]), np.diag([1.0, 2.0, 1e-310])):
+        with pytest.raises(InputError, match=r"^I: too large or too small"):
+            quiet(lambda I=I: rigid.principal_axes(I))
 
 
 def test_principal_axes_float32() -> None:

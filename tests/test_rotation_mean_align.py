@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
-from tests.oracles import cover_distance
+from tests.oracles import cover_distance, quiet
 from tests.oracles import scipy_quat as from_sp
 from tests.oracles import scipy_rotation as to_sp
 
@@ -273,3 +273,58 @@ def test_align_vectors_of_a_large_set_names_a_single_bad_element(rng):
         tr.align_vectors(np.eye(3), np.eye(3)[::-1], np.full(3, 1e308))
     with pytest.raises(InputError, match=r"^a, b, weights: "):
         tr.align_vectors(1e200 * np.eye(3), 1e200 * np.eye(3), np.full(3, 1e10))
+
+
+def _gain(q: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> float:
+    """Wahba's gain ``Σ w a·R b`` of the rotation ``q``: the optimum maximises it."""
+    return float(np.sum(w * np.einsum("ni,ni->n", a, to_sp(q).apply(b))))
+
+
+def test_regression_align_vectors_rssd_beyond_float32_names_the_culprit():
+    # The long campaign (issue 27): float32 vectors near 3e38 (or weights that large) gave
+    # an rssd beyond float32's range, cast with NumPy's "overflow encountered in cast" and
+    # returned as inf. The sums are float64; the float32 rssd raises naming the culprit.
+    a = np.float32(3e38) * np.eye(3, dtype=np.float32)
+    b = -np.eye(3, dtype=np.float32)
+    with pytest.raises(InputError, match=r"^a, b: expected an rssd within float32"):
+        quiet(lambda: tr.align_vectors(a, b))
+    # Vectors near the range with weights above 1 (the campaign's case, 1.9e38 with weights
+    # up to 1.9): both are to blame.
+    a = np.float32(1.9e38) * np.eye(3, dtype=np.float32)
+    w = np.array([1.9, 1.7, 1.0], dtype=np.float32)
+    with pytest.raises(InputError, match=r"^a, b, weights: expected an rssd within float32"):
+        quiet(lambda: tr.align_vectors(a, np.eye(3, dtype=np.float32), w))
+    # Weights whose float64 sum overflows: named without a NumPy warning on the way.
+    with pytest.raises(InputError, match=r"^weights: "):
+        quiet(lambda: tr.align_vectors(np.eye(3), np.eye(3)[::-1], np.full(3, 1.5e308)))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="kernel fault (issue 27 report): align_vectors sums B = Σ w a bᵀ unscaled, so "
+    "products below the smallest normal number lose their digits; scaling a, b and w by "
+    "powers of two in the kernel's first pass (src/tumble/_kernels/rotation/mean.py) fixes it",
+)
+def test_align_vectors_of_subnormal_vectors_is_optimal():
+    # a holds exact multiples of the smallest subnormal; scaled by 2^1074 they are the
+    # integers below, so SciPy's optimum for the scaled problem is the optimum here.
+    units = np.array([[1.0, 1.0, 3.0], [0.0, 1.0, -6.0], [3.0, 0.0, -3.0]])
+    a = units * 5e-324
+    b = np.array([[0.011, 0.218, -0.436], [0.108, 0.406, 0.501], [0.667, -0.948, -0.781]])
+    w = np.array([1.548, 0.287, 0.619])
+    best = from_sp(Rotation.align_vectors(units, b, w)[0])
+    q, _ = tr.align_vectors(a, b, w)
+    assert _gain(q, units, b, w) >= _gain(best, units, b, w) - 1e-13
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="kernel fault (issue 27 report): quat_mean accumulates K = Σ w q̂ q̂ᵀ with the "
+    "weights as given, so subnormal weights lose their digits; scaling each group's weights "
+    "by a power of two in the kernel (src/tumble/_kernels/rotation/mean.py) fixes it",
+)
+def test_quat_mean_with_equal_subnormal_weights_is_the_plain_mean(rng):
+    q = tr.random_quat(3, rng)
+    expected = from_sp(to_sp(q).mean())
+    got = tr.quat_mean(q, weights=np.full(3, 5e-324))
+    assert cover_distance(got, expected) <= SCIPY_TOL

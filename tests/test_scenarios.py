@@ -105,6 +105,24 @@ def test_explicit_case_rejects_bad_input(J, w, name) -> None:
         scenarios.explicit_case(J, w)
 
 
+def test_regression_periods_beyond_the_float_range_name_their_arguments() -> None:
+    # The long campaign (issue 27): 2π / (rate |L|) of subnormal rates and momenta divided
+    # by zero (ZeroDivisionError), and a period that underflowed to 0 reached Case, whose
+    # error named "dt", no argument of explicit_case.
+    with pytest.raises(InputError, match=r"^inv_inertia, momentum: too small"):
+        scenarios.rotation_period([5e-324, 5e-324, 0.0], 5e-324)
+    with pytest.raises(InputError, match=r"^momentum: too small"):
+        scenarios.rotation_period([1.0, 0.6, 0.35], 1e-320)
+    with pytest.raises(InputError, match=r"^inv_inertia, momentum: too large"):
+        scenarios.rotation_period([1e300, 1.0, 0.5], 1e308)
+    with pytest.raises(InputError, match=r"^inv_inertia, omega_body: too large"):
+        scenarios.explicit_case([1e300, 1.0, 0.5], [0.0, 1e308, 0.0])
+    # Representable periods are computed, however small the factors: 2π / (1e-310 * 1e10).
+    assert scenarios.rotation_period([1e-310, 0.0, 0.0], 1e10) == pytest.approx(
+        2.0 * math.pi / 1e-300, rel=SETUP_RTOL
+    )
+
+
 def test_rotation_period_rejects_bad_input() -> None:
     with pytest.raises(InputError, match="momentum"):
         scenarios.rotation_period([1.0, 0.5, 0.2], -1.0)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from tests import strategies as sts
+from tests.oracles import quiet
 
 import tumble.rotation as tr
 from tumble import InputError
@@ -458,3 +459,37 @@ def test_bad_input_names_phi(fn: Callable[[Any], np.ndarray], case: str) -> None
     value, match = BAD[case]
     with pytest.raises(InputError, match=match):
         fn(value)
+
+
+# --------------------------------------------------------------------------------------
+# long rotation vectors (issue 27)
+
+
+@pytest.mark.parametrize("length", [1e20, 1e60, tr.JACOBIAN_MAX_ANGLE])
+def test_long_rotation_vectors_up_to_the_bound_give_the_closed_forms(length: float) -> None:
+    """``J_l = (sin θ/θ) I + (1 - sin θ/θ) n nᵀ + ((1 - cos θ)/θ) [n]×`` in 50 digits (mpmath,
+    the exact θ of the float vector): the terms in sin and cos are divided by θ, so the
+    digits of θ modulo 2π that no float holds do not matter."""
+    mpmath = pytest.importorskip("mpmath")
+    phi = AXIS * length
+    with mpmath.workdps(50):
+        v = [mpmath.mpf(float(x)) for x in phi]
+        theta = mpmath.sqrt(sum(x * x for x in v))
+        n = np.array([float(x / theta) for x in v])
+        s, c = float(mpmath.sin(theta) / theta), float((1 - mpmath.cos(theta)) / theta)
+    left = s * np.eye(3) + (1.0 - s) * np.outer(n, n) + c * tr.skew(n)
+    assert_close(LEFT(phi), left, ENTRY_TOL, "J_l")
+    assert_close(RIGHT(phi), left.T, ENTRY_TOL, "J_r")
+
+
+@pytest.mark.parametrize("fn", ALL, ids=ids(ALL))
+def test_regression_rotation_vectors_beyond_the_bound_name_phi(
+    fn: Callable[[Any], np.ndarray],
+) -> None:
+    # The long campaign (issue 27): beyond about 5.6e102 rad the kernels' θ³ overflowed and
+    # J_l, J_r came out as the identity; beyond 1.3e154 [phi]×² overflowed, with NumPy
+    # warnings and infinite entries. Longer rotation vectors than JACOBIAN_MAX_ANGLE raise.
+    for length in (1.01 * tr.JACOBIAN_MAX_ANGLE, 1e103, 1e154, 1e308):
+        phi = np.array([AXIS * 0.1, AXIS * length])
+        with pytest.raises(InputError, match=r"^phi: expected rotation vectors of length"):
+            quiet(lambda p=phi: fn(p))

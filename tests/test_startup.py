@@ -247,6 +247,14 @@ def test_precompile_rejects_bad_input(call, message):
         call()
 
 
+def test_regression_precompile_of_a_0d_array_names_work():
+    # The long campaign (issue 27): a 0-d array is an Iterable that cannot be iterated,
+    # and list() of it raised NumPy's TypeError.
+    for work in (np.array(np.nan), np.full((), 1.0, dtype=np.float32)):
+        with pytest.raises(InputError, match=r"^work: expected tumble.precompile.Item"):
+            precompile.precompile(work)
+
+
 def test_precompile_command_rejects_unknown_torques(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["precompile", "--torque", "wind"])

@@ -568,6 +568,24 @@ def test_regression_an_empty_batch_gives_an_empty_result():
     assert quiet(lambda: torques.evaluate(empty, 0.0, Q0, OMEGA0, J)).shape == (0, 3)
 
 
+def test_regression_object_arrays_are_named_not_an_index_error():
+    """Object arrays reached the compiled evaluation (IndexError) in the issue's campaign;
+    each argument of ``evaluate``, ``reference`` and the models' constructors is named."""
+    model = torques.damping(0.2)
+    obj = np.array([1.0, 0.0, 0.0, 0.0], dtype=object)
+    calls = {
+        "q": lambda: torques.evaluate(model, 0.0, obj, OMEGA0, J),
+        "omega": lambda: torques.evaluate(model, 0.0, Q0, obj[:3], J),
+        "inv_inertia": lambda: torques.evaluate(model, 0.0, Q0, OMEGA0, obj[:3]),
+        "t": lambda: torques.reference(Q0, OMEGA0, J, model, np.array([0.0, 1.0], dtype=object)),
+        "torque": lambda: torques.constant(obj[:3]),
+        "coefficient": lambda: torques.damping(np.array(0.2, dtype=object)),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InputError, match=rf"^{name}: expected a real"):
+            call()
+
+
 @pytest.mark.parametrize(
     ("omega", "inv_inertia", "message"),
     [

@@ -32,9 +32,11 @@ measured errors and costs.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from types import MappingProxyType
 
 import numpy as np
@@ -123,25 +125,41 @@ def order_conditions(coefficients: tuple[float, ...]) -> dict[str, float]:
     """Residuals of the order conditions of a symmetric composition (module docstring).
 
     Returns ``{"sum": Σγ - 1, "cubic": Σγ³, "quintic": Σγ⁵, "mixed": Σγ³β²}``: all four
-    vanish for order 6, the first two for order 4.
+    vanish for order 6, the first two for order 4. Each residual is computed exactly from
+    the floats given (integer arithmetic on a common power-of-two denominator) and rounded
+    once, so cancellation loses nothing and huge or subnormal coefficients are taken at
+    their value.
 
     Raises
     ------
     InputError
-        ``coefficients`` is not a non-empty sequence of finite real numbers.
+        ``coefficients`` is not a non-empty sequence of finite real numbers, or a residual
+        is beyond the float range.
     """
     g = tuple(as_float_array(coefficients, "coefficients").ravel().tolist())
     if np.ndim(coefficients) != 1 or not g:
         raise InputError(
             f"coefficients: expected a non-empty sequence of numbers, got {describe(coefficients)}"
         )
-    beta = [math.fsum(g[:i]) + 0.5 * g[i] for i in range(len(g))]
-    return {
-        "sum": math.fsum(g) - 1.0,
-        "cubic": math.fsum(x**3 for x in g),
-        "quintic": math.fsum(x**5 for x in g),
-        "mixed": math.fsum(x**3 * b**2 for x, b in zip(g, beta, strict=True)),
+    # γ_i = n_i / d with d the largest denominator (a power of two): exact integers.
+    ratios = [x.as_integer_ratio() for x in g]
+    d = max(den for _, den in ratios)
+    n = [num * (d // den) for num, den in ratios]
+    prefix = list(itertools.accumulate(n, initial=0))
+    twice_beta = [2 * p + m for p, m in zip(prefix[:-1], n, strict=True)]  # 2 d β_i
+    exact = {
+        "sum": Fraction(prefix[-1] - d, d),
+        "cubic": Fraction(sum(m**3 for m in n), d**3),
+        "quintic": Fraction(sum(m**5 for m in n), d**5),
+        "mixed": Fraction(sum(m**3 * b * b for m, b in zip(n, twice_beta, strict=True)), 4 * d**5),
     }
+    try:
+        return {name: float(value) for name, value in exact.items()}
+    except OverflowError:
+        raise InputError(
+            "coefficients: too large, an order condition's residual is beyond the float "
+            f"range (got {describe(coefficients)})"
+        ) from None
 
 
 def render_table() -> str:

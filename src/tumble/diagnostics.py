@@ -580,7 +580,9 @@ def summary(
     Returns a dict of arrays of shape ``(...)``: ``"energy_error"`` (max relative energy
     error), ``"momentum_drift"`` (max ``| |L|/|L0| - 1 |``), ``"direction_drift"`` (max
     angle of ``L_w`` from ``L_w(t0)``, radians) and ``"attitude_error"`` (max angle from the
-    exact solution, radians). Unlike :func:`score`, every record must be finite.
+    exact solution, radians). Unlike :func:`score`, every record must be finite. As in
+    :func:`score`, a ratio beyond the float range (a record whose energy is more than 1e308
+    times the first one's) gives ``inf``.
     """
     s = _score(_read(trajectory, inv_inertia), trajectory, None, "all")
     return {

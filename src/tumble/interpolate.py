@@ -160,6 +160,10 @@ def squad_controls(q: ArrayLike) -> np.ndarray:
     return out
 
 
+#: What overflows when a spline's knot spacings are too uneven (InputError naming times).
+_UNEVEN = "a knot rate or coefficient of the spline (knot spacings too uneven)"
+
+
 class RotationSpline:
     """C² interpolation of orientations in time, with angular velocity and acceleration.
 
@@ -240,16 +244,20 @@ class RotationSpline:
             )
         knots = np.ascontiguousarray(qa.astype(np.float64))
         delta = quat_to_rotvec(quat_multiply(quat_conjugate(knots[:-1]), knots[1:]))
-        with np.errstate(over="ignore", invalid="ignore"):
+        # Spacings that differ by about a hundred orders of magnitude or more overflow the
+        # knot rates or the coefficients (a short piece's cubic term is Δ/h³ in the unit of
+        # the longest); both are checked, so nothing here may warn.
+        with np.errstate(all="ignore"):
             rates = self._knot_rates(h, delta)
             hh = h[:, None]
             end_rate = np.einsum("nij,nj->ni", so3_right_jacobian_inverse(delta), rates[1:])
             coeff = np.empty((len(h), 3, 3))
-            coeff[:, 0] = (-2.0 * delta + hh * rates[:-1] + hh * end_rate) / hh**3
-            coeff[:, 1] = (3.0 * delta - 2.0 * hh * rates[:-1] - hh * end_rate) / hh**2
+            # Divided once per power of h: h³ alone would underflow before the quotient
+            # overflows.
+            coeff[:, 0] = (-2.0 * delta + hh * rates[:-1] + hh * end_rate) / hh / hh / hh
+            coeff[:, 1] = (3.0 * delta - 2.0 * hh * rates[:-1] - hh * end_rate) / hh / hh
             coeff[:, 2] = rates[:-1]
-        # Only spacings that differ by hundreds of orders of magnitude get here.
-        check_finite_result("times", "the spline's coefficients (uneven spacings)", coeff)
+        check_finite_result("times", _UNEVEN, coeff)
         self._times = t64
         self._unit = unit
         self._knots = knots
@@ -292,7 +300,8 @@ class RotationSpline:
             ii = 3 * rows[:, None, None] + k3[None, :, None]
             jj = 3 * cols[:, None, None] + k3[None, None, :]
             band[5 + ii - jj, jj] = values
-        rhs = 6.0 * (delta[:-1] / h[:-1, None] ** 2 + delta[1:] / h[1:, None] ** 2)
+        hl, hr = h[:-1, None], h[1:, None]
+        rhs = 6.0 * (delta[:-1] / hl / hl + delta[1:] / hr / hr)
         rhs[0] -= 2.0 / h[0] * jr[0] @ rates[0]
         rhs[-1] -= 2.0 / h[-1] * jr_inv[-1] @ rates[-1]
         change = np.inf
@@ -300,6 +309,8 @@ class RotationSpline:
             theta_dot = np.einsum("nij,nj->ni", jr_inv[:-1], rates[1:-1])
             quadratic = np.empty((m, 3))
             _k.spline_rate_terms(np.ascontiguousarray(delta[:-1]), theta_dot, quadratic)
+            # SciPy's solver refuses non-finite input with a ValueError: name the knots.
+            check_finite_result("times", _UNEVEN, band, rhs - quadratic)
             new = solve_banded((5, 5), band, (rhs - quadratic).reshape(-1)).reshape(m, 3)
             change = float(np.max(np.abs(new - rates[1:-1]) / (1.0 + np.abs(new))))
             rates[1:-1] = new

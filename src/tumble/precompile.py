@@ -16,6 +16,7 @@ point every process at the same one.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import sys
 import time
@@ -117,7 +118,10 @@ def precompile(work: Iterable[Item], jobs: int = 1) -> Iterator[tuple[Item, floa
     """Warm each item (:func:`warm`), in this process or in ``jobs`` worker processes
     sharing numba's cache; returns an iterator of ``(item, seconds)`` in the order they
     finish. The arguments are checked at once, the work runs as the iterator is read."""
-    work = list(work) if isinstance(work, Iterable) and not isinstance(work, str) else work
+    if isinstance(work, Iterable) and not isinstance(work, str):
+        # An iterable type that cannot iterate (a 0-d array) stays as it is: refused below.
+        with contextlib.suppress(TypeError):
+            work = list(work)
     if not isinstance(work, list) or not all(isinstance(w, Item) for w in work):
         raise InputError(f"work: expected tumble.precompile.Item values, got {describe(work)}")
     jobs = as_int(jobs, "jobs", minimum=1, maximum=MAX_JOBS)

@@ -168,7 +168,8 @@ def rotation_period(inv_inertia: ArrayLike, momentum: float) -> float:
     Raises
     ------
     InputError
-        ``|L| = 0`` or all inverse moments zero: nothing turns, so there is no period.
+        ``|L| = 0`` or all inverse moments zero: nothing turns, so there is no period; or
+        a period beyond the float range (or below its smallest number).
     """
     J = _inverse_moments(inv_inertia)
     L = as_scalar(momentum, "momentum", nonnegative=True)
@@ -179,11 +180,22 @@ def rotation_period(inv_inertia: ArrayLike, momentum: float) -> float:
         )
     if L == 0.0:
         raise InputError("momentum: expected |L| > 0 (a body that turns), got 0")
-    period = 2.0 * math.pi / (rate * L)
-    if not period < math.inf:
+    # In powers of two: rate |L| of two tiny numbers underflows to 0, and 2π / rate may
+    # overflow where the period itself does not.
+    (mr, er), (ml, el) = math.frexp(rate), math.frexp(L)
+    try:
+        period = math.ldexp(2.0 * math.pi / (mr * ml), -(er + el))
+    except OverflowError:
+        # The momentum's fault if the period of |L| = 1 fits, else both are to blame.
+        names = "momentum" if 2.0 * math.pi / rate < math.inf else "inv_inertia, momentum"
         raise InputError(
-            f"momentum: too small, the period 2π / ((J_max - J_min) |L|) overflows for "
+            f"{names}: too small, the period 2π / ((J_max - J_min) |L|) overflows for "
             f"|L| = {L:.3g} and J = {J.tolist()}"
+        ) from None
+    if period == 0.0:
+        raise InputError(
+            "inv_inertia, momentum: too large, the period 2π / ((J_max - J_min) |L|) "
+            f"underflows to 0 for |L| = {L:.3g} and J = {J.tolist()}"
         )
     return period
 
@@ -205,14 +217,24 @@ def _inverse_moments(inv_inertia: Any) -> np.ndarray:
     return J
 
 
-def _timing(period: float, steps_per_rotation: Any, rotations: Any) -> tuple[float, int]:
+def _timing(
+    period: float, steps_per_rotation: Any, rotations: Any, period_from: str
+) -> tuple[float, int]:
+    """``(dt, steps)``; ``period_from`` names the arguments the period came from (the
+    culprits when ``period / steps_per_rotation`` underflows to 0)."""
     n = as_int(steps_per_rotation, "steps_per_rotation", minimum=1)
     if n > MAX_STEPS_PER_ROTATION:
         raise InputError(f"steps_per_rotation: expected at most {MAX_STEPS_PER_ROTATION}, got {n}")
     r = as_scalar(rotations, "rotations", nonnegative=True)
     if r > MAX_ROTATIONS:
         raise InputError(f"rotations: expected at most {MAX_ROTATIONS:g}, got {r:g}")
-    return period / n, round(r * n)
+    dt = period / n
+    if not dt > 0.0:
+        raise InputError(
+            f"{period_from}, steps_per_rotation: too large, the time step period / "
+            f"steps_per_rotation = {period:.3g} / {n} underflows to 0"
+        )
+    return dt, round(r * n)
 
 
 def article_case(
@@ -261,7 +283,7 @@ def article_case(
          -math.sin(theta) * wb[0] + math.cos(theta) * wb[2]]
     )  # fmt: skip
     period = rotation_period(J, float(np.linalg.norm(L_world)))
-    dt, steps = _timing(period, steps_per_rotation, rotations)
+    dt, steps = _timing(period, steps_per_rotation, rotations, "min_j, median_j")
     return Case(J, q0, omega0, dt, steps, period)
 
 
@@ -313,11 +335,11 @@ def explicit_case(
         period = rotation_period(J, norm)
     except InputError as exc:
         # rotation_period names its own momentum argument; here |L| comes from omega_body.
-        name, _, rest = str(exc).partition(": ")
-        if name != "momentum":
+        names, _, rest = str(exc).partition(": ")
+        if "momentum" not in names.split(", "):
             raise
-        raise InputError(f"omega_body: {rest}") from None
-    dt, steps = _timing(period, steps_per_rotation, rotations)
+        raise InputError(f"{names.replace('momentum', 'omega_body')}: {rest}") from None
+    dt, steps = _timing(period, steps_per_rotation, rotations, "omega_body, inv_inertia")
     return Case(J, np.array([1.0, 0.0, 0.0, 0.0]), w, dt, steps, period)
 
 
@@ -364,7 +386,7 @@ def torque_case(
             model = torques.damping(0.05)
         else:
             model = torques.attitude_control([1.0, 0.0, 0.0, 0.0], 0.5, 0.5)
-    dt, steps = _timing(period, steps_per_rotation, rotations)
+    dt, steps = _timing(period, steps_per_rotation, rotations, "name")
     return Case(J, np.asarray(q0), np.asarray(omega0), dt, steps, period, model)
 
 

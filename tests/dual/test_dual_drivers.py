@@ -13,6 +13,7 @@ import platform
 import subprocess
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -332,6 +333,29 @@ def test_directional_derivative_broadcasts_direction(rng):
     x = rng.normal(size=(4, 3))
     d = directional_derivative(field, x, np.array([0.0, 0.0, 1.0]))
     close(d, field_jacobian(x)[..., 2], EXACT_TOL)
+
+
+def test_regression_directional_derivative_along_a_huge_direction():
+    # The long campaign (issue 27): v = (-1e308, 2, 3) overflowed inside the dual
+    # arithmetic (NumPy's "overflow encountered in _lincomb2") and gave -inf. The derivative
+    # is linear in v, so v is scaled by a power of two: partials that overflow on the way
+    # no longer matter, and a derivative beyond the float range raises naming v.
+    x = np.array([0.1, -0.2, 0.3])
+
+    def g(u):
+        return np.sum(np.tanh(u) + np.arctan2(u, 1.0))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # 2u - u: the partial 2 v overflows for v = 1e308, the derivative is v.
+        assert directional_derivative(lambda u: np.sum(2.0 * u - u), x, [1e308, 0, 0]) == 1e308
+        # Σ (sech²(x_i) + 1/(1 + x_i²)) v_i
+        v = np.array([-5e307, 2.0, 3.0])
+        expected = float(np.sum((1.0 / np.cosh(x) ** 2 + 1.0 / (1.0 + x * x)) * v))
+        got = directional_derivative(g, x, v)
+        assert got == pytest.approx(expected, rel=1e-14)
+        with pytest.raises(InputError, match=r"^v: too large"):
+            directional_derivative(g, x, [-1e308, 2.0, 3.0])  # -1.98e308
 
 
 @pytest.mark.parametrize(

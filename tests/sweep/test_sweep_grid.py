@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sweep_cases import SMALL_GRID, case_ids
 
-from tumble import InputError, sweep
+from tumble import InputError, scenarios, sweep
 
 
 def test_grid_is_the_product_of_the_lists():
@@ -53,6 +53,11 @@ def test_explicit_body_starts_mid_flip_at_the_energy_fraction():
         ({"rotations": [0.1], "steps_per_rotation": [1]}, "rotations"),
         ({"inv_inertia": [1.0, 2.0]}, "inv_inertia"),
         ({"inv_inertia": [1.0, 0.0, 2.0]}, "inv_inertia"),
+        # The long campaign (issue 27): round(rotations * steps) of 1e308 rotations raised
+        # OverflowError; the grid takes the scenarios' bounds, which its cases must meet.
+        ({"rotations": [1e308]}, "rotations"),
+        ({"rotations": [2 * scenarios.MAX_ROTATIONS]}, "rotations"),
+        ({"steps_per_rotation": [scenarios.MAX_STEPS_PER_ROTATION + 1]}, "steps_per_rotation"),
     ],
 )
 def test_bad_grid_raises_input_error_naming_the_argument(kwargs, name):

@@ -286,8 +286,12 @@ def directional_derivative(f: Function, x: ArrayLike | Dual, v: ArrayLike) -> De
     shape = shape_of(x)
     dtype = real_dtype(x)
     v = as_float_array(v, "v", dtype=dtype)
+    # The derivative is linear in v: seeded with v scaled by a power of two into [1/2, 1)
+    # (exact), the partials neither overflow (v near 1e308) nor lose digits as subnormals on
+    # the way; the result is scaled back once.
+    k = int(np.frexp(np.max(np.abs(v), initial=0.0))[1])
     try:
-        seed = np.broadcast_to(v, shape)
+        seed = np.broadcast_to(np.ldexp(v, -k), shape)
     except ValueError:
         raise InputError(
             f"v: expected a shape broadcastable to x's shape {shape}, got {v.shape}"
@@ -295,7 +299,24 @@ def directional_derivative(f: Function, x: ArrayLike | Dual, v: ArrayLike) -> De
     tag = _new_tag(x)
     with _differentiating(tag):
         _, d = _evaluate(f, x, seed[None], tag, 1)
-    return _scalar_or_array(d[..., 0])
+    d = d[..., 0]
+    if k:
+        with np.errstate(over="ignore", under="ignore"):
+            scaled = d * 2.0 ** (k - k // 2) * 2.0 ** (k // 2)  # each factor a float
+        if k > 0 and _finite(d) and not _finite(scaled):
+            raise InputError(
+                "v: too large, the directional derivative along v (largest component "
+                f"{np.max(np.abs(v)):.3g}) is beyond the float range"
+            )
+        d = scaled
+    return _scalar_or_array(d)
+
+
+def _finite(x: Any) -> bool:
+    """Whether every number of ``x`` (an array or a dual of any depth) is finite."""
+    if isinstance(x, Dual):
+        return _finite(x.value) and _finite(x.partials)
+    return bool(np.all(np.isfinite(x)))
 
 
 def _check_size(rows: int, n: int, x: Any, batched: bool, max_bytes: int) -> None:

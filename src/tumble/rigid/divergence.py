@@ -39,12 +39,17 @@ def check_step(
     batch: tuple[int, ...],
     with_torque: bool,
 ) -> None:
-    """Raise if one step from a finite, validated state gave NaN or infinity.
+    """Raise if one step from a finite, validated state gave NaN or infinity, or a zero
+    quaternion (the normalisation of a quaternion whose squared norm overflowed).
 
     The inputs were finite, so the magnitudes overflowed float64 inside the step: as in
     :mod:`tumble.kinematics`, the error names the inputs whose size is to blame.
     """
-    bad = ~(np.all(np.isfinite(q1), axis=-1) & np.all(np.isfinite(w1), axis=-1))
+    bad = ~(
+        np.all(np.isfinite(q1), axis=-1)
+        & np.any(q1 != 0.0, axis=-1)
+        & np.all(np.isfinite(w1), axis=-1)
+    )
     if not np.any(bad):
         return
     where = np.unravel_index(int(np.argmax(bad)), batch) if batch else ()

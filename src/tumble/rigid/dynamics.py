@@ -209,17 +209,27 @@ def principal_axes(I: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         Wrong shape, non-finite, non-symmetric or not positive definite.
     """
     Ia = as_float_array(I, "I", (3, 3))
-    scale = np.max(np.abs(Ia), axis=(-2, -1), keepdims=True)
+    # Each tensor scaled by the power of two that puts its largest entry in [1/2, 1): the
+    # symmetry test and the eigensolver neither overflow (entries near 1e308) nor lose the
+    # digits of subnormal entries, and the moments scale back exactly.
+    e = np.frexp(np.max(np.abs(Ia), axis=(-2, -1)))[1]
+    Is = np.ldexp(Ia, -e[..., None, None])
     tol = 1e-10 if Ia.dtype == np.float64 else 1e-5
-    if np.any(np.abs(Ia - np.swapaxes(Ia, -1, -2)) > tol * scale):
+    scale = np.max(np.abs(Is), axis=(-2, -1), keepdims=True)
+    if np.any(np.abs(Is - np.swapaxes(Is, -1, -2)) > tol * scale):
         raise InputError("I: expected a symmetric tensor, got I != I^T")
-    moments, vecs = np.linalg.eigh(Ia)
+    moments, vecs = np.linalg.eigh(Is)
     if np.any(~(moments > 0)):
+        with np.errstate(over="ignore"):
+            smallest = np.ldexp(moments, e[..., None]).min()
         raise InputError(
-            f"I: expected a positive-definite tensor, got smallest principal moment {moments.min()}"
+            f"I: expected a positive-definite tensor, got smallest principal moment {smallest}"
         )
     det = np.linalg.det(vecs)
     vecs[..., :, 2] *= np.sign(det)[..., None]
     flat = np.ascontiguousarray(vecs).reshape((*vecs.shape[:-2], 9))
     q = matrix_to_quat_gu(flat, np.empty(4, dtype=Ia.dtype))
-    return (1.0 / moments).astype(Ia.dtype), q
+    with np.errstate(over="ignore", divide="ignore"):
+        inv_inertia = np.ldexp((1.0 / moments).astype(Ia.dtype), -e[..., None])
+    check_finite_result("I", "an inverse principal moment 1/I_k", inv_inertia)
+    return inv_inertia, q

@@ -24,7 +24,14 @@ from tumble._kernels import inertia as _inertia
 from tumble._kernels.dispatch import first_use, plain_arrays, run_split, use_parallel
 from tumble._kernels.rigid import loops as _loops
 from tumble._kernels.rigid.table import Tag
-from tumble._validate import as_choice, as_float_array, as_int, as_scalar, check_memory
+from tumble._validate import (
+    as_choice,
+    as_float_array,
+    as_int,
+    as_scalar,
+    check_finite_result,
+    check_memory,
+)
 from tumble.methods import MethodInfo
 from tumble.methods import check as check_method
 from tumble.rigid.divergence import check_step, warn_divergence
@@ -229,7 +236,7 @@ def step(
         if not np.all(np.isfinite(tau)):
             raise InputError("torque(t, q, omega): expected finite values, got NaN or infinity")
         model = as_model(tau)
-    Lb = _inertia.body_momentum_gu(qa, wa, Ja)
+    Lb = _body_momentum(qa, wa, Ja)
     qf, Lf, Jf = (_flat(a, batch, a.shape[-1]).astype(np.float64) for a in (qa, Lb, Ja))
     q1 = np.empty_like(qf)
     L1 = np.empty_like(Lf)
@@ -315,7 +322,9 @@ def _step_one(
                 tag, kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1
             )
         _STEPPED.add(key)
-    if status:
+    # A zero quaternion is what the normalisation of one whose squared norm overflowed
+    # gives: the validating path raises for it (check_step).
+    if status or (q1[0] == 0.0 and not q1.any()):
         return None
     return q1, w1
 
@@ -332,11 +341,19 @@ def _exact_call(func: Callable, dt_name: str, *args: Any) -> Any:
         raise
 
 
+def _body_momentum(qa: np.ndarray, wa: np.ndarray, Ja: np.ndarray) -> np.ndarray:
+    """``L_b = J⁺ Rᵀ omega``. Where it overflows (a huge omega, a subnormal inverse moment)
+    it is infinite without a NumPy warning: the step then fails and :func:`check_step`
+    names the inputs."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _inertia.body_momentum_gu(qa, wa, Ja)
+
+
 def _free_omega(qa: np.ndarray, wa: np.ndarray, Ja: np.ndarray) -> np.ndarray:
     """``omega`` without its body component on locked axes (what the other methods use)."""
     if np.all(Ja > 0):
         return wa
-    return _inertia.world_omega_gu(qa, _inertia.body_momentum_gu(qa, wa, Ja), Ja)
+    return _inertia.world_omega_gu(qa, _body_momentum(qa, wa, Ja), Ja)
 
 
 def simulate(
@@ -422,7 +439,7 @@ def simulate(
     DivergenceWarning
         When a later step makes the state non-finite: the method diverged (``explicit``
         does after ``O(1/dt²)`` steps). The records are returned as computed, NaN or
-        infinite from the record named in the message on: that is the method's behaviour,
+        ``inf`` from the record named in the message on: that is the method's behaviour,
         not a failure to report.
     """
     dts = as_scalar(dt, "dt")
@@ -434,11 +451,13 @@ def simulate(
     n_rec = record_count(n_steps, n_every)
     # 112 bytes per body-record (q, omega, L, L_body, energy in float64), before any of it.
     check_memory(n_rec * (112 * math.prod(batch) + 8), "steps, every", f"{n_rec} records")
-    t = (record_steps(n_steps, n_every) * dts).astype(dtype)
+    with np.errstate(over="ignore"):
+        t = (record_steps(n_steps, n_every) * dts).astype(dtype)
+    check_finite_result("dt, steps", "a record time steps * dt", t)
     # Read-only in the kernels (the callable loop steps copies in place): no copies needed.
     qf = _flat(qa, batch, 4).astype(np.float64, copy=False)
     Jf = _flat(Ja, batch, 3).astype(np.float64, copy=False)
-    Lf = _flat(_inertia.body_momentum_gu(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
+    Lf = _flat(_body_momentum(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
     if info.kernel is None:
         # "exact" is exact_split's flow without torque: the compiled loop evaluates it from
         # the initial state at each record (``_exact_flow_block``).

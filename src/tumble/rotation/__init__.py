@@ -36,6 +36,11 @@ from tumble.rotation.euler import (
     quat_to_euler,
 )
 from tumble.rotation.interop import from_scipy, to_scipy
+
+# Not public (out of __all__), but part of this namespace: the matrix tolerance the docs
+# cite, the Jacobians' bound, and the normalisation that rigid, exact, diagnostics, torques
+# and interpolate use.
+from tumble.rotation.jacobians import JACOBIAN_MAX_ANGLE as JACOBIAN_MAX_ANGLE
 from tumble.rotation.jacobians import (
     so3_left_jacobian,
     so3_left_jacobian_inverse,
@@ -44,9 +49,6 @@ from tumble.rotation.jacobians import (
 )
 from tumble.rotation.mean import align_vectors, quat_mean
 from tumble.rotation.mrp import mrp_shadow, mrp_to_quat, quat_power, quat_to_mrp
-
-# Not public (out of __all__), but part of this namespace: the matrix tolerance the docs
-# cite, and the normalisation that rigid, exact, diagnostics, torques and interpolate use.
 from tumble.rotation.operands import ORTHOGONALITY_TOLERANCE as ORTHOGONALITY_TOLERANCE
 from tumble.rotation.operands import unit_quat as unit_quat
 from tumble.rotation.quaternions import (

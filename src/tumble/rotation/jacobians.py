@@ -3,16 +3,40 @@
 ``exp`` is the rotation of a rotation vector (``rotvec_to_matrix``, ``rotvec_to_quat``).
 The right Jacobian ``J_r`` maps a change of the rotation vector to the body-frame (right)
 increment, the left Jacobian ``J_l`` to the world-frame (left) one; their inverses map back.
-float32 input is evaluated in float64 and rounded once.
+float32 input is evaluated in float64 and rounded once. Rotation vectors longer than
+:data:`JACOBIAN_MAX_ANGLE` raise :class:`tumble.InputError` naming ``phi``.
 """
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
+from tumble._errors import InputError
 from tumble._kernels import rotation as _k
-from tumble.rotation.operands import rotvec_matrices
+from tumble.rotation.operands import rotvec_matrices, vectors
+
+#: Longest rotation vector (rad) the Jacobians take. The closed forms cube the angle
+#: (``(θ - sin θ)/θ³ [phi]×²``) and square it (``[phi]×²``), which overflow beyond about
+#: 5.6e102 and 1.3e154 rad: the kernels then give the identity or an infinity. Far below
+#: this no digit of the angle modulo 2π is left (one ulp of 1e16 rad exceeds a turn).
+JACOBIAN_MAX_ANGLE = 1e100
+
+
+def _jacobian(kernel: Any, phi: ArrayLike) -> np.ndarray:
+    """``kernel`` of the rotation vectors ``phi``, after the check against JACOBIAN_MAX_ANGLE."""
+    pa = vectors(phi, "phi")
+    with np.errstate(over="ignore"):
+        longest2 = float(np.max(np.sum(pa * pa, axis=-1, dtype=np.float64), initial=0.0))
+    if not longest2 <= JACOBIAN_MAX_ANGLE**2:
+        raise InputError(
+            "phi: expected rotation vectors of length at most JACOBIAN_MAX_ANGLE = "
+            f"{JACOBIAN_MAX_ANGLE:g} rad, got one of length {math.sqrt(longest2):.3g}"
+        )
+    return rotvec_matrices(kernel, pa)
 
 
 def so3_right_jacobian(phi: ArrayLike) -> np.ndarray:
@@ -37,13 +61,14 @@ def so3_right_jacobian(phi: ArrayLike) -> np.ndarray:
     Parameters
     ----------
     phi : array_like, shape (..., 3)
-        Rotation vectors (angle ``|phi|`` in radians about ``phi/|phi|``), finite.
+        Rotation vectors (angle ``|phi|`` in radians about ``phi/|phi|``), finite, at most
+        :data:`JACOBIAN_MAX_ANGLE` long.
 
     Returns
     -------
     ndarray, shape (..., 3, 3)
     """
-    return rotvec_matrices(_k.so3_right_jacobian_gu, phi)
+    return _jacobian(_k.so3_right_jacobian_gu, phi)
 
 
 def so3_left_jacobian(phi: ArrayLike) -> np.ndarray:
@@ -62,13 +87,13 @@ def so3_left_jacobian(phi: ArrayLike) -> np.ndarray:
     Parameters
     ----------
     phi : array_like, shape (..., 3)
-        Rotation vectors, finite.
+        Rotation vectors, finite, at most :data:`JACOBIAN_MAX_ANGLE` long.
 
     Returns
     -------
     ndarray, shape (..., 3, 3)
     """
-    return rotvec_matrices(_k.so3_left_jacobian_gu, phi)
+    return _jacobian(_k.so3_left_jacobian_gu, phi)
 
 
 def so3_right_jacobian_inverse(phi: ArrayLike) -> np.ndarray:
@@ -94,13 +119,13 @@ def so3_right_jacobian_inverse(phi: ArrayLike) -> np.ndarray:
     Parameters
     ----------
     phi : array_like, shape (..., 3)
-        Rotation vectors, finite.
+        Rotation vectors, finite, at most :data:`JACOBIAN_MAX_ANGLE` long.
 
     Returns
     -------
     ndarray, shape (..., 3, 3)
     """
-    return rotvec_matrices(_k.so3_right_jacobian_inverse_gu, phi)
+    return _jacobian(_k.so3_right_jacobian_inverse_gu, phi)
 
 
 def so3_left_jacobian_inverse(phi: ArrayLike) -> np.ndarray:
@@ -117,10 +142,10 @@ def so3_left_jacobian_inverse(phi: ArrayLike) -> np.ndarray:
     Parameters
     ----------
     phi : array_like, shape (..., 3)
-        Rotation vectors, finite.
+        Rotation vectors, finite, at most :data:`JACOBIAN_MAX_ANGLE` long.
 
     Returns
     -------
     ndarray, shape (..., 3, 3)
     """
-    return rotvec_matrices(_k.so3_left_jacobian_inverse_gu, phi)
+    return _jacobian(_k.so3_left_jacobian_inverse_gu, phi)

@@ -128,18 +128,41 @@ def _align_fault(A: np.ndarray, B: np.ndarray, W: np.ndarray) -> None:
     for name, V in (("a", A), ("b", B)):
         if not np.all(np.max(np.abs(V), axis=-1) > 0):
             raise InputError(f"{name}: expected nonzero vectors, got one of length 0")
-    if not np.all(W.sum(axis=1) > 0):
+    if not np.all(np.max(W, axis=1) > 0):
         raise InputError("weights: expected a positive total weight, got all zero")
     # Overflow: the weights' fault when the kernel's sums without them (each at most
-    # 3 n max|a|² + 3 n max|b|²) are finite floats, else the vectors' (and the weights' too
-    # when some weight exceeds 1).
+    # 3 n max|a|² + 3 n max|b|²) are finite floats.
     with np.errstate(over="ignore"):
         plain = 3.0 * W.shape[-1] * (np.max(np.abs(A)) ** 2 + np.max(np.abs(B)) ** 2)
-    heavy = bool(np.max(W) > 1.0)
-    names = "weights" if np.isfinite(plain) else ("a, b, weights" if heavy else "a, b")
     raise InputError(
-        f"{names}: expected vectors and weights whose weighted products are finite floats, "
-        "got an overflow"
+        f"{_culprits(bool(np.isfinite(plain)), W)}: expected vectors and weights whose "
+        "weighted products are finite floats, got an overflow"
+    )
+
+
+def _culprits(unweighted_fits: bool, W: np.ndarray) -> str:
+    """Who is to blame for an overflow: the weights when the same sums without them fit,
+    else the vectors (and the weights too when some weight exceeds 1)."""
+    if unweighted_fits:
+        return "weights"
+    return "a, b, weights" if bool(np.max(W) > 1.0) else "a, b"
+
+
+def _rssd_in(
+    rssd: np.ndarray, dtype: np.dtype, A: np.ndarray, B: np.ndarray, W: np.ndarray
+) -> np.ndarray:
+    """``rssd`` (float64) in ``dtype``, or InputError naming the culprit when it is beyond
+    that dtype's range (float32: ``rssd`` above 3.4e38 from vectors or weights near it)."""
+    with np.errstate(over="ignore"):
+        out = rssd.astype(dtype)
+    if np.isfinite(out).all():
+        return out
+    # Without the weights rssd <= sqrt(n) (max|a| + max|b|) (float64: no overflow): the
+    # vectors are fine when that bound's square is a float of the dtype, as in the kernel.
+    bound = math.sqrt(A.shape[-2]) * (float(np.max(np.abs(A))) + float(np.max(np.abs(B))))
+    raise InputError(
+        f"{_culprits(bound <= math.sqrt(float(np.finfo(dtype).max)), W)}: expected an rssd "
+        f"within {dtype}'s range, got {float(np.max(rssd)):.3g}"
     )
 
 
@@ -219,5 +242,5 @@ def align_vectors(
     if flagged or not np.all(np.isfinite(rssd)):
         _align_fault(A, B, W64)
     q_out = q.reshape((*leading, 4)).astype(dtype)
-    r_out = rssd.reshape(leading).astype(dtype)
+    r_out = _rssd_in(rssd.reshape(leading), dtype, A, B, W64)
     return q_out, r_out[()]

@@ -81,19 +81,25 @@ def vectors(x: Any, name: str) -> np.ndarray:
 
 def rotation_quats(x: Any, name: str) -> np.ndarray:
     """Quaternions read as rotations: finite, ``|q|²`` neither zero nor overflowing."""
+    return rotation_quats_and_norms(x, name)[0]
+
+
+def rotation_quats_and_norms(x: Any, name: str) -> tuple[np.ndarray, float, float]:
+    """:func:`rotation_quats` and the smallest and largest ``|q|²`` (1, 1 for none)."""
     q = quats(x, name)
-    if q.size:
-        smallest, largest = _k.norm2_range(plain_arrays(q.reshape(-1, 4)))
-        if not smallest >= np.finfo(q.dtype).tiny:
-            raise InputError(
-                f"{name}: expected nonzero quaternions, got one of squared norm {smallest:.3g}"
-            )
-        if not largest < np.inf:
-            raise InputError(
-                f"{name}: expected quaternions whose squared norm is finite, got one of "
-                f"squared norm {largest:.3g}"
-            )
-    return q
+    if not q.size:
+        return q, 1.0, 1.0
+    smallest, largest = _k.norm2_range(plain_arrays(q.reshape(-1, 4)))
+    if not smallest >= np.finfo(q.dtype).tiny:
+        raise InputError(
+            f"{name}: expected nonzero quaternions, got one of squared norm {smallest:.3g}"
+        )
+    if not largest < np.inf:
+        raise InputError(
+            f"{name}: expected quaternions whose squared norm is finite, got one of "
+            f"squared norm {largest:.3g}"
+        )
+    return q, float(smallest), float(largest)
 
 
 def unit_quat(x: ArrayLike, name: str, dtype: np.dtype | None = None) -> np.ndarray:
@@ -105,7 +111,12 @@ def unit_quat(x: ArrayLike, name: str, dtype: np.dtype | None = None) -> np.ndar
     raise :class:`tumble.InputError` naming ``name`` instead of turning into NaN or the
     identity. ``dtype`` forces the dtype of the result (default: follow the input).
     """
-    q = rotation_quats(as_float_array(x, name, (4,), dtype=dtype), name)
+    return normalized(rotation_quats(as_float_array(x, name, (4,), dtype=dtype), name))
+
+
+def normalized(q: np.ndarray) -> np.ndarray:
+    """``q / |q|`` of quaternions whose ``|q|²`` is a finite normal number (as
+    :func:`rotation_quats` checks)."""
     return q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
 
 

@@ -42,8 +42,10 @@ from tumble._validate import as_float_array, as_float_dtype, as_int, check_memor
 from tumble.rotation.operands import (
     TINY,
     no_overflow,
+    normalized,
     quats,
     rotation_quats,
+    rotation_quats_and_norms,
     run_binary,
     run_flat,
     run_unary,
@@ -178,14 +180,14 @@ def quat_rotate(q: ArrayLike, v: ArrayLike) -> np.ndarray:
     qs, vs = single(q, (4,)), single(v, (3,))
     if qs is not None and vs is not None and qs.dtype == vs.dtype:
         one = np.empty(3, dtype=qs.dtype)
-        if not _k.quat_rotate_serial(qs, vs, TINY[qs.dtype], one):
+        if not _k.quat_rotate_serial(qs, vs, TINY[qs.dtype], one) and _stored(one):
             return one
     qa = as_float_array(q, "q", (4,), finite=False)
     va = as_float_array(v, "v", (3,), finite=False)
     dtype = common_dtype(qa, va)
     loops = (_k.quat_rotate_serial, _k.quat_rotate_parallel)
     out, flagged = run_flat(*loops, {"q": qa, "v": va}, 3, TINY[dtype])
-    if flagged:
+    if flagged or not _stored(out):
         # Raises for the input that caused it (judged in the dtype the loop computed in);
         # otherwise finite input overflowed on the way: those rows again, v scaled.
         qa = rotation_quats(qa.astype(dtype, copy=False), "q")
@@ -197,6 +199,14 @@ def quat_rotate(q: ArrayLike, v: ArrayLike) -> np.ndarray:
         )
         _representable(out, "v", "vectors whose rotation")
     return out
+
+
+def _stored(out: np.ndarray) -> bool:
+    """Whether a float32 result of the rotation loop is finite as stored. The loop flags a
+    result that overflowed as it computed it, but it computes float32 rows partly in float64
+    (the constant of ``2/|q|²``), so a rotated vector beyond float32's range (``|v|`` near
+    3.4e38) becomes infinite only when stored (issue 27): checked here, for float32 only."""
+    return out.dtype != np.float32 or bool(np.isfinite(out).all())
 
 
 def quat_exp(x: ArrayLike) -> np.ndarray:
@@ -282,6 +292,9 @@ def cayley_rotate(v: ArrayLike, phi: ArrayLike) -> np.ndarray:
     round-off; the axis is exactly ``phi/|phi|``. Angle law: the angle turned is
     ``2 atan(|phi|/2) = |phi| - |phi|³/12 + ...`` (4.7 % short at 45°, 15.2 % at 90°,
     never more than a half turn). Same rotation as ``normalize(q + ½ (0, phi) ⊗ q)``.
+    Vectors near the largest float, whose intermediate sums overflow, are recomputed
+    scaled by a power of two; a rotated vector beyond the largest float raises
+    :class:`tumble.InputError` naming ``v``.
 
     Parameters
     ----------
@@ -294,7 +307,17 @@ def cayley_rotate(v: ArrayLike, phi: ArrayLike) -> np.ndarray:
     -------
     ndarray, shape (..., 3)
     """
-    return run_binary(_k.cayley_rotate_gu, vectors(v, "v"), vectors(phi, "phi"), ("v", "phi"), 3)
+    va, pa = vectors(v, "v"), vectors(phi, "phi")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = run_binary(_k.cayley_rotate_gu, va, pa, ("v", "phi"), 3)
+        if np.isfinite(out).all():
+            return out
+        # Vectors near the largest float overflow in the sums: the map is linear in v, so
+        # again with each v scaled by a power of two into [1/2, 1) and scaled back (exact).
+        e = np.frexp(np.max(np.abs(va), axis=-1, keepdims=True))[1]
+        out = np.ldexp(run_binary(_k.cayley_rotate_gu, np.ldexp(va, -e), pa, ("v", "phi"), 3), e)
+    _representable(out, "v", "vectors whose rotation")
+    return out
 
 
 def cayley_quat(phi: ArrayLike) -> np.ndarray:
@@ -316,11 +339,31 @@ def cayley_quat(phi: ArrayLike) -> np.ndarray:
     return run_unary(_k.cayley_quat_gu, vectors(phi, "phi"), 4)
 
 
+#: Smallest ``|q|²`` of either factor that :func:`rotation_angle` hands to its kernel as it
+#: is. From there on ``|p* ⊗ q|² = |p|² |q|²`` is large enough that the subnormal rounding
+#: of the squared vector part (``2^-1074`` in float64) moves the angle by less than an ulp:
+#: ``2^(log2(smallest subnormal)/2 + mantissa bits)``, 2^-485 in float64, 2^-51 in float32.
+_ANGLE_TINY = {
+    np.dtype(t): 2.0
+    ** math.ceil(math.log2(float(np.finfo(t).smallest_subnormal)) / 2 + np.finfo(t).nmant)
+    for t in (np.float32, np.float64)
+}
+#: What the kernel's ``2 atan2(|u|, |w|)`` gives when ``|u|²`` or ``w`` overflow on the way
+#: (``|p| |q|`` near the largest float), in float64 and float32: such angles are recomputed
+#: from the normalised factors (a true angle of exactly 0, π/2 or π gives the same again).
+_OVERFLOW_ANGLES = frozenset(
+    float(t(a)) for t in (np.float64, np.float32) for a in (0.0, math.pi / 2, math.pi)
+)
+
+
 def rotation_angle(p: ArrayLike, q: ArrayLike) -> np.ndarray | np.floating:
     """Angle in ``[0, π]`` of the rotation between orientations ``p`` and ``q``.
 
     ``2 atan2(|u|, |w|)`` of ``p* ⊗ q = (w, u)``: double-cover aware (``q`` and ``-q``
-    are at angle 0), accurate for small angles (no ``acos``), scale invariant.
+    are at angle 0), accurate for small angles (no ``acos``), scale invariant: factors
+    whose product would overflow on the way, or whose squared vector part would underflow,
+    are normalised first, so any quaternions accepted as rotations give the angle to
+    round-off.
 
     Parameters
     ----------
@@ -334,16 +377,20 @@ def rotation_angle(p: ArrayLike, q: ArrayLike) -> np.ndarray | np.floating:
     """
     ps, qs = single(p, (4,)), single(q, (4,))
     if ps is not None and qs is not None and ps.dtype == qs.dtype:
-        bad, angle = _k.rotation_angle_one(ps, qs, TINY[ps.dtype])
-        if not bad:
+        bad, angle = _k.rotation_angle_one(ps, qs, _ANGLE_TINY[ps.dtype])
+        if not bad and angle not in _OVERFLOW_ANGLES:
             return ps.dtype.type(angle)
-    out = run_binary(
-        _k.rotation_angle_gu,
-        rotation_quats(p, "p"),
-        rotation_quats(q, "q"),
-        ("p", "q"),
-        0,
-    )
+    pa, p_small, p_large = rotation_quats_and_norms(p, "p")
+    qa, q_small, q_large = rotation_quats_and_norms(q, "q")
+    dtype = common_dtype(pa, qa)
+    # The kernel takes the factors as they are when |p|² |q|² is far from both ends of the
+    # range (a few thousand ulp at the top for the sums of products); else unit factors.
+    if not (
+        min(p_small, q_small) >= _ANGLE_TINY[dtype]
+        and p_large * q_large < float(np.finfo(dtype).max) / 16
+    ):
+        pa, qa = normalized(pa), normalized(qa)
+    out = run_binary(_k.rotation_angle_gu, pa, qa, ("p", "q"), 0)
     return out[()]
 
 

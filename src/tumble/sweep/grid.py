@@ -173,16 +173,17 @@ def build_grid(
     median_j, energy : float or sequence, optional
         Fractions in ``[0, 1]``.
     steps_per_rotation : int or sequence, optional
-        ``>= 1``.
+        ``>= 1``, at most :data:`tumble.scenarios.MAX_STEPS_PER_ROTATION`.
     rotations : float or sequence, optional
-        ``> 0`` (finite).
+        ``> 0``, at most :data:`tumble.scenarios.MAX_ROTATIONS`.
     inv_inertia : array_like, shape (3,) or (n, 3), optional
         Explicit bodies' principal inverse moments, all ``> 0``.
 
     Returns
     -------
     list of SweepCase
-        In the order method, body, energy, steps, rotations (last varies fastest).
+        In the order method, body, energy, steps, rotations (last varies fastest). An
+        explicit body's cases have ``min_j`` and ``median_j`` ``nan`` (:class:`SweepCase`).
     """
     d = scenarios.DEFAULTS
     try:
@@ -226,9 +227,15 @@ def build_grid(
     )
     if steps_raw.ndim != 1 or steps_raw.size == 0:
         raise InputError("steps_per_rotation: expected an integer or a non-empty list of integers")
-    steps = list(dict.fromkeys(as_int(s, "steps_per_rotation", minimum=1) for s in steps_raw))
+    steps = list(
+        dict.fromkeys(
+            as_int(s, "steps_per_rotation", minimum=1, maximum=scenarios.MAX_STEPS_PER_ROTATION)
+            for s in steps_raw
+        )
+    )
     rots = _float_list(d["rotations"] if rotations is None else rotations, "rotations")
-    _in_range(rots, "rotations", 0.0, math.inf, low_open=True)
+    # The bounds of scenarios' cases, which the tasks build (and `rotations * steps` fits).
+    _in_range(rots, "rotations", 0.0, scenarios.MAX_ROTATIONS, low_open=True)
     for n in steps:
         for r in rots:
             if round(r * n) < 1:
