@@ -110,22 +110,10 @@ def _norm(x: np.ndarray) -> float:
     return math.ldexp(float(np.linalg.norm(unit)), k)
 
 
-#: Faults of the compiled kernels (``src/tumble/_kernels``, which issue 27's branch may not
-#: change; its report names them): what is wrong and the inputs it concerns. A wrong result
-#: there is counted (``TALLY.known``, in the figures) instead of failing; each fault has a
-#: strict xfail test in its module's tests, which fails once the kernel is fixed.
+#: Known faults left (``docs/limitations.md``): what is wrong and the inputs it concerns. A
+#: wrong result there is counted (``TALLY.known``, in the figures) instead of failing; each
+#: fault has a strict xfail test in its module's tests, which fails once it is fixed.
 KERNEL_FAULTS: dict[str, tuple[str, Callable[[dict[str, Any], Any], bool]]] = {
-    "tumble.rotation.quat_rotate": (
-        "t = (2/|q|²) u × v underflows when |v| is far below |q| times the smallest normal "
-        "(test_rotation.py::test_quat_rotate_by_a_long_quaternion_keeps_a_tiny_vector_exact)",
-        lambda args, fi: _max_abs(args["v"]) < _norm(args["q"]) * 2.0 ** (int(fi.minexp) + 16),
-    ),
-    "tumble.rotation.quat_mean": (
-        "K = Σ w q̂ q̂ᵀ is summed with the weights as given: subnormal weights lose their "
-        "digits (test_rotation_mean_align.py::"
-        "test_quat_mean_with_equal_subnormal_weights_is_the_plain_mean)",
-        lambda args, fi: _max_abs(args["weights"]) < 2.0**-970,
-    ),
     "tumble.rotation.align_vectors": (
         "B = Σ w a bᵀ is summed unscaled in float64: products below the smallest normal "
         "number lose their digits and the rotation is no longer the optimum "

@@ -92,12 +92,6 @@ def test_regression_cayley_rotate_beyond_the_largest_float_names_v():
         quiet(lambda: tr.cayley_rotate([m, m, 0.0], phi))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kernel fault (issue 27 report): quat_rotate forms t = (2/|q|²) u × v, which "
-    "underflows to 0 when |v| is far below |q| times the smallest normal number; "
-    "normalising q inside the kernel (src/tumble/_kernels/rotation/loops.py) fixes it",
-)
 def test_quat_rotate_by_a_long_quaternion_keeps_a_tiny_vector_exact():
     q = tr.rotvec_to_quat([0.0, 0.0, math.pi / 2]) * 2.0**400  # a quarter turn about z
     v = np.array([2.0**-1000, 0.0, 0.0])

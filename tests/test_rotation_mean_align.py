@@ -317,14 +317,23 @@ def test_align_vectors_of_subnormal_vectors_is_optimal():
     assert _gain(q, units, b, w) >= _gain(best, units, b, w) - 1e-13
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kernel fault (issue 27 report): quat_mean accumulates K = Σ w q̂ q̂ᵀ with the "
-    "weights as given, so subnormal weights lose their digits; scaling each group's weights "
-    "by a power of two in the kernel (src/tumble/_kernels/rotation/mean.py) fixes it",
-)
 def test_quat_mean_with_equal_subnormal_weights_is_the_plain_mean(rng):
     q = tr.random_quat(3, rng)
     expected = from_sp(to_sp(q).mean())
     got = tr.quat_mean(q, weights=np.full(3, 5e-324))
     assert cover_distance(got, expected) <= SCIPY_TOL
+
+
+@pytest.mark.parametrize("exponent", [-1030, -1000, -600, 600, 1000])
+def test_quat_mean_does_not_depend_on_the_scale_of_the_weights(exponent, rng):
+    # Weights k/256 in [0.5, 0.75] scaled by 2^e (exact, the subnormal ones included): the
+    # same mean bit for bit, since the kernel sees that group scaled back; the other group,
+    # unscaled, as it was.
+    q = tr.random_quat((2, 7), rng)
+    w = rng.integers(128, 193, size=(2, 7)) / 256.0
+    scaled = w.copy()
+    scaled[1] = np.ldexp(w[1], exponent)
+    assert np.array_equal(np.ldexp(scaled[1], -exponent), w[1])  # the scaling was exact
+    np.testing.assert_array_equal(
+        tr.quat_mean(q, weights=scaled, axis=1), tr.quat_mean(q, weights=w, axis=1)
+    )

@@ -105,7 +105,7 @@ def quat_mean(
         raise InputError("q: expected at least one quaternion to average, got none")
     # Grouped rows: a view (no copy) when the averaged axes are already last and contiguous.
     qg = np.ascontiguousarray(np.transpose(qa, (*order, len(batch)))).reshape(groups, n, 4)
-    wg = np.transpose(w, order).reshape(groups, n)
+    wg = _in_range(np.transpose(w, order).reshape(groups, n))
     mean = np.empty((groups, 4))
     if use_parallel(n):
         # Blocks of a few per thread: a thread that loses its core holds up less.
@@ -118,6 +118,30 @@ def quat_mean(
         if not np.all(_weights(wg, wg.shape).sum(axis=1) > 0):
             raise InputError("weights: expected a positive total weight in every group, got zero")
     return mean.reshape((*kept_shape, 4)).astype(qa.dtype)
+
+
+#: Weights of a group whose largest lies outside ``[2^-WEIGHT_EXPONENT, 2^WEIGHT_EXPONENT]``
+#: are scaled by a power of two (the mean does not depend on their scale): the kernel's
+#: ``w q̂ q̂ᵀ`` lost digits for subnormal weights (issue 27).
+WEIGHT_EXPONENT = 500
+
+
+def _in_range(wg: np.ndarray) -> np.ndarray:
+    """``wg`` (groups, n) with each group far from 1 scaled exactly by a power of two
+    (largest weight then in ``[0.5, 1)``); other groups, and any weight that is not a
+    non-negative finite number (the kernel flags those), untouched."""
+    with np.errstate(invalid="ignore"):
+        top = np.max(np.abs(wg), axis=1, initial=0.0)
+    far = (
+        np.isfinite(top)
+        & (top > 0)
+        & ((top < 2.0**-WEIGHT_EXPONENT) | (top > 2.0**WEIGHT_EXPONENT))
+    )
+    if not far.any():
+        return wg
+    scaled = np.array(wg, dtype=np.float64)
+    scaled[far] = np.ldexp(scaled[far], -np.frexp(top[far])[1][:, None])
+    return scaled
 
 
 def _align_fault(A: np.ndarray, B: np.ndarray, W: np.ndarray) -> None:

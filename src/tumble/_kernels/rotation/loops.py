@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from tumble._kernels import guvectorize, inner, njit, twins
+from tumble._kernels import guvectorize, inner, njit, select, twins
 from tumble._kernels.dispatch import load3, load4
 from tumble._kernels.rotation.formulas import (
     cayley_q,
@@ -199,6 +199,11 @@ def nonfinite(r):
     return not_finite(total)
 
 
+#: :func:`_quat_rotate_at` recomputes, scaled, a vector shorter than ``|q|`` times the
+#: smallest normal number times this (``2^54``: ``t`` keeps every digit above it).
+FAINT_MARGIN = 2.0**54
+
+
 @inner
 def _quat_rotate_at(i, q, v, tiny, out):
     """``out = q̂ v q̂*`` with ``q̂ = q/|q|``; 1 if the row is flagged.
@@ -206,6 +211,9 @@ def _quat_rotate_at(i, q, v, tiny, out):
     A row is flagged when ``|q|²`` is not a finite number of at least ``tiny`` (the
     smallest normal number of the dtype; NaN for non-finite ``q``) or the result is not
     finite. ``q``, ``v``: per-element rows or shared tuples (``dispatch.flat_operand``).
+    A nonzero ``v`` within ``FAINT_MARGIN`` of ``|q|`` times ``tiny`` gives a NaN row
+    (flagged): ``t`` there falls below the normal numbers and loses digits, and the caller
+    recomputes the row with ``v`` scaled (:func:`quat_rotate_rescue`).
     """
     w, x, y, z = load4(q, i)
     vi = load3(v, i)
@@ -216,7 +224,15 @@ def _quat_rotate_at(i, q, v, tiny, out):
     c = cross(u, vi)
     t = (s * c[0], s * c[1], s * c[2])
     d = cross(u, t)
-    r = (vi[0] + w * t[0] + d[0], vi[1] + w * t[1] + d[1], vi[2] + w * t[2] + d[2])
+    vmax = max(max(abs(vi[0]), abs(vi[1])), abs(vi[2]))
+    qmax = max(max(abs(w), abs(x)), max(abs(y), abs(z)))
+    faint = (vmax > 0.0) & (vmax < qmax * (tiny * FAINT_MARGIN))
+    nan = vi[0] * math.nan
+    r = (
+        select(faint, nan, vi[0] + w * t[0] + d[0]),
+        select(faint, nan, vi[1] + w * t[1] + d[1]),
+        select(faint, nan, vi[2] + w * t[2] + d[2]),
+    )
     j = U3 * i
     out[j], out[j + U1], out[j + U2] = r
     # |q|² must be a finite normal number (NaN when q is not finite); v is checked by r.
@@ -295,7 +311,8 @@ def quat_rotate_rescue(q, v, out):
     """Recompute the non-finite rows of ``out = q̂ v q̂*`` with ``v`` scaled by 2^-e.
 
     The rotation is linear in ``v``; the intermediate sums of the plain formula can
-    overflow (``|v|`` near the largest float) when the rotated vector cannot.
+    overflow (``|v|`` near the largest float) when the rotated vector cannot, and ``t``
+    underflows for a ``v`` far shorter than ``|q|`` (the loop leaves such rows NaN).
     """
     for i in range(out.shape[0] // 3):
         j = np.uint64(3 * i)
