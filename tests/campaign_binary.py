@@ -104,12 +104,6 @@ BINARY = [
 ]  # fmt: skip
 
 
-def _norm(x: np.ndarray) -> float:
-    """``|x|`` without overflow or underflow (float64, scaled by a power of two)."""
-    unit, k = _unit(x)
-    return math.ldexp(float(np.linalg.norm(unit)), k)
-
-
 #: Known faults left (``docs/limitations.md``): what is wrong and the inputs it concerns. A
 #: wrong result there is counted (``TALLY.known``, in the figures) instead of failing; each
 #: fault has a strict xfail test in its module's tests, which fails once it is fixed.
