@@ -107,17 +107,29 @@ def quat_mean(
     qg = np.ascontiguousarray(np.transpose(qa, (*order, len(batch)))).reshape(groups, n, 4)
     wg = np.transpose(w, order).reshape(groups, n)
     mean = np.empty((groups, 4))
+    try:
+        flagged = _mean_groups(qg, wg, TINY[qa.dtype], mean, n)
+    except np.linalg.LinAlgError:
+        # Weights near the largest float overflow K (the eigensolver refuses infinities).
+        # The mean does not depend on the weights' scale: again with each group's weights
+        # scaled by a power of two that puts the largest in [1/2, 1) (exact).
+        finite = np.where(np.isfinite(wg), np.abs(wg), 0.0)
+        e = np.frexp(np.max(finite, axis=1, initial=0.0))[1]
+        flagged = _mean_groups(qg, np.ldexp(wg, -e[:, None]), TINY[qa.dtype], mean, n)
+    if flagged:
+        rotation_quats(qa, "q")
+        if not np.all(_weights(wg, wg.shape).max(axis=1, initial=0.0) > 0):
+            raise InputError("weights: expected a positive total weight in every group, got zero")
+    return mean.reshape((*kept_shape, 4)).astype(qa.dtype)
+
+
+def _mean_groups(qg: np.ndarray, wg: np.ndarray, tiny: float, mean: np.ndarray, n: int) -> int:
+    """The compiled Markley means of the groups into ``mean``; the number of bad groups."""
     if use_parallel(n):
         # Blocks of a few per thread: a thread that loses its core holds up less.
         blocks = 4 * numba.get_num_threads()
-        flagged = _k.quat_mean_groups_parallel(qg, wg, TINY[qa.dtype], mean, blocks)
-    else:
-        flagged = _k.quat_mean_groups(qg, wg, TINY[qa.dtype], mean)
-    if flagged:
-        rotation_quats(qa, "q")
-        if not np.all(_weights(wg, wg.shape).sum(axis=1) > 0):
-            raise InputError("weights: expected a positive total weight in every group, got zero")
-    return mean.reshape((*kept_shape, 4)).astype(qa.dtype)
+        return int(_k.quat_mean_groups_parallel(qg, wg, tiny, mean, blocks))
+    return int(_k.quat_mean_groups(qg, wg, tiny, mean))
 
 
 def _align_fault(A: np.ndarray, B: np.ndarray, W: np.ndarray) -> None:
