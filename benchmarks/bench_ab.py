@@ -91,6 +91,7 @@ print(json.dumps(out))
 
 def _export(ref: str, folder: Path) -> Path:
     """``ref``'s ``src`` folder, written under ``folder``."""
+    folder.mkdir(parents=True)
     archive = folder / "src.tar"
     subprocess.run(
         ["git", "-C", str(REPO), "archive", "--format=tar", "-o", str(archive), ref, "src"],

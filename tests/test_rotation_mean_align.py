@@ -317,6 +317,17 @@ def test_align_vectors_of_subnormal_vectors_is_optimal():
     assert _gain(q, units, b, w) >= _gain(best, units, b, w) - 1e-13
 
 
+def test_regression_quat_mean_with_weights_near_the_largest_float(rng):
+    # The long campaign (issue 27): weights of 1.6e308 overflowed K = Σ w q̂ q̂ᵀ and the
+    # eigensolver raised numba's LinAlgError ("Array must not contain infs or NaNs"). The
+    # mean does not depend on the weights' scale: SciPy's of the weights over 1e308.
+    q = tr.random_quat((2, 3), rng)
+    w = np.array([[1.57e308, 2.8e307, 1.37e308], [1.0, 2.0, 3.0]])
+    expected = np.stack([from_sp(to_sp(q[i]).mean(w[i] / w[i].max())) for i in range(2)])
+    got = quiet(lambda: tr.quat_mean(q, weights=w, axis=1))
+    assert np.max(cover_distance(got, expected)) <= SCIPY_TOL
+
+
 def test_quat_mean_with_equal_subnormal_weights_is_the_plain_mean(rng):
     q = tr.random_quat(3, rng)
     expected = from_sp(to_sp(q).mean())

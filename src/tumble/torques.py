@@ -37,6 +37,7 @@ from numba.core.registry import CPUDispatcher
 from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
+from tumble._kernels import inertia as _inertia
 from tumble._kernels import torques as _k
 from tumble._kernels.dispatch import plain_arrays
 from tumble._validate import (
@@ -498,15 +499,18 @@ def _potential(
 
 
 #: Largest ``t[-1] J_max |L(0)|`` (radians: a bound on the angle the free motion turns
-#: through) that :func:`reference` accepts: about 1 600 turns, which DOP853 at ``rtol =
-#: 1e-13`` takes in about 12 000 steps, tens of seconds of one core (its right-hand side
-#: runs in Python).
-MAX_REFERENCE_PHASE = 1e4
+#: through) that :func:`reference` accepts: about 240 turns, which DOP853 at ``rtol =
+#: 1e-13`` takes in about 5 300 steps (3.5 per radian), under 4 s of one core (its
+#: right-hand side runs in Python, ~0.65 ms per step). The lab's forced runs, at most 100
+#: rotations, stay below 950 rad.
+MAX_REFERENCE_PHASE = 1500.0
 
-#: Most DOP853 steps :func:`reference` takes: room for a torque that speeds the body up,
-#: about a minute of one core. A solve that needs more (a stiff model, such as heavy
-#: damping, or a torque that spins the body far up) raises instead of running for hours.
-MAX_REFERENCE_STEPS = 20_000
+#: Most DOP853 steps :func:`reference` takes (room for a torque that speeds the body up,
+#: and for the lab's 100 orbits of the gravity-gradient satellite, 4 700 steps): under 4 s
+#: of one core, so that no call runs past 10 s on a loaded machine (issue 27). A solve that
+#: needs more (a stiff model, such as heavy damping, or a torque that spins the body far
+#: up) raises instead of running for minutes or hours.
+MAX_REFERENCE_STEPS = 6_000
 
 #: Steps after which :func:`reference` judges the work left by the step size reached: if
 #: the rest of the run would take more than ``MAX_REFERENCE_STEPS`` steps of that size, it
@@ -532,7 +536,7 @@ def reference(
     (every inverse moment must be > 0).
 
     Work is bounded (``docs/limitations.md``): ``t[-1] J_max |L(0)|`` (the angle the free
-    motion would turn through, at most about 1 600 turns) may not exceed
+    motion would turn through, at most about 240 turns) may not exceed
     :data:`MAX_REFERENCE_PHASE`, and the solve takes at most :data:`MAX_REFERENCE_STEPS`
     steps (a stiff model or a torque that spins the body up raises as soon as the step
     size shows that it would need more).
@@ -580,7 +584,7 @@ def reference(
         raise InputError(
             f"t, omega: expected t[-1] J_max |L| <= {MAX_REFERENCE_PHASE:g} rad (about "
             f"{MAX_REFERENCE_PHASE / (2 * np.pi):.0f} turns; a longer tight ODE solve takes "
-            f"minutes), got t[-1] = {float(times[-1]):.3g} with J_max |L| = {rate:.3g}"
+            f"over 4 s), got t[-1] = {float(times[-1]):.3g} with J_max |L| = {rate:.3g}"
         )
     y = _integrate(_rhs(m.kernel_args(batch), J), np.concatenate([q0.ravel(), L0.ravel()]), times)
     qq = y[:, : 4 * n].reshape(T, n, 4)
@@ -591,22 +595,42 @@ def reference(
     return qq.reshape((T, *batch, 4)), w.reshape((T, *batch, 3))
 
 
+def _product_tensor() -> np.ndarray:
+    """``E`` with ``(0, w) ⊗ q = E[i, j, k] w_j q_k``: the Hamilton product by a pure
+    quaternion, ``(-w·v, a w + w × v)`` for ``q = (a, v)``."""
+    E = np.zeros((4, 3, 4))
+    for i, j, k, sign in (
+        (0, 0, 1, -1), (0, 1, 2, -1), (0, 2, 3, -1),
+        (1, 0, 0, 1), (1, 1, 3, 1), (1, 2, 2, -1),
+        (2, 1, 0, 1), (2, 2, 1, 1), (2, 0, 3, -1),
+        (3, 2, 0, 1), (3, 0, 2, 1), (3, 1, 1, -1),
+    ):  # fmt: skip
+        E[i, j, k] = sign
+    return E
+
+
+_HALF_PRODUCT = 0.5 * _product_tensor()
+
+
 def _rhs(args: tuple[Any, np.ndarray, Any], J: np.ndarray) -> Callable[[float, np.ndarray], Any]:
-    """The right-hand side of :func:`reference` in ``y = (q (n, 4), L_w (n, 3))`` flattened."""
+    """The right-hand side of :func:`reference` in ``y = (q (n, 4), L_w (n, 3))`` flattened.
+
+    Called a dozen times per DOP853 step, so written for few NumPy calls on small arrays
+    (the solve's time is what ``MAX_REFERENCE_STEPS`` bounds): ``omega = I_w⁻¹ L_w`` with
+    ``I_w⁻¹ = R J Rᵀ`` from the compiled inertia map, ``dq/dt = ½ (0, omega) ⊗ q`` as one
+    contraction with the product's structure tensor.
+    """
     n = J.shape[0]
     tau = np.empty((n, 3))
+    Jc = np.ascontiguousarray(J)
 
     def rhs(time: float, y: np.ndarray) -> np.ndarray:
         qq = y[: 4 * n].reshape(n, 4)
         L = y[4 * n :].reshape(n, 3)
-        qn = qq / np.linalg.norm(qq, axis=1, keepdims=True)
-        R = quat_to_matrix(qn)
-        w = np.einsum("nij,nj->ni", R, J * np.einsum("nji,nj->ni", R, L))
+        qn = qq / np.sqrt(np.einsum("ni,ni->n", qq, qq))[:, None]
+        w = np.einsum("nij,nj->ni", _inertia.world_inverse_inertia_gu(qn, Jc), L)
         _k.torque_batch(*args, time, qn, w, J, tau)
-        dq = 0.5 * np.concatenate(
-            [-np.sum(w * qq[:, 1:], axis=1, keepdims=True), qq[:, :1] * w + np.cross(w, qq[:, 1:])],
-            axis=1,
-        )
+        dq = np.einsum("ijk,nj,nk->ni", _HALF_PRODUCT, w, qq)
         return np.concatenate([dq.ravel(), tau.ravel()])
 
     return rhs

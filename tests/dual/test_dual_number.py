@@ -8,6 +8,7 @@ operations the type refuses.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import subprocess
@@ -262,6 +263,36 @@ def test_regression_nan_safe_is_per_thread():
     assert np.all(safe[:, 1] == 1.0)
     assert np.all(unsafe[:, 0] == np.inf)
     assert np.all(np.isnan(unsafe[:, 1]))
+
+
+def test_regression_the_every_coefficient_switch_is_per_thread():
+    # issue 27: like nan_safe, the drivers' switch that checks the coefficient of every rule
+    # (not only of those that can be infinite at finite input) was process-wide. One thread
+    # inside checking_every_coefficient, one outside, each multiplying a dual whose partial
+    # is zero by inf 10^3 times: 0 inside (the zero partial stays out), NaN (0 * inf) outside.
+    from tumble.dual.number import checking_every_coefficient
+
+    calls = 1_000
+    barrier = threading.Barrier(2)
+    results: dict[bool, list[float]] = {}
+
+    def work(every: bool) -> None:
+        x = Dual(np.array([1.0]), np.array([[0.0]]))
+        out = []
+        with np.errstate(invalid="ignore"):
+            with checking_every_coefficient() if every else contextlib.nullcontext():
+                barrier.wait()
+                for _ in range(calls):
+                    out.append(float((x * np.inf).partials[0, 0]))
+        results[every] = out
+
+    threads = [threading.Thread(target=work, args=(every,)) for every in (True, False)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results[True] == [0.0] * calls
+    assert all(np.isnan(results[False]))
 
 
 def test_nan_safe_is_restored_per_context_and_copied_contexts_inherit_it():
