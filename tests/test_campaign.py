@@ -229,6 +229,7 @@ def _regression_calls() -> list[tuple[str, dict[str, Any]]]:
     J = np.array([1.0, 0.6, 0.35])
     return [
         ("tumble.diagnostics.summary", {"trajectory": (t, q, omega), "inv_inertia": J}),
+        ("tumble.diagnostics.max_energy_error", {"trajectory": (t, q, omega), "inv_inertia": J}),
         ("tumble.sweep.build_grid", {"methods": ["rk4"], "energy": 0.0, "inv_inertia": J}),
         (
             "tumble.rigid.simulate",
@@ -250,8 +251,8 @@ def _regression_calls() -> list[tuple[str, dict[str, Any]]]:
 )
 def test_regression_nan_and_inf_by_design_are_documented(label: str, kwargs: Any) -> None:
     """The long campaign (issue 27) found NaN or inf in results whose docstrings did not
-    name them, though they are by design: ``summary``'s inf for a ratio beyond the float
-    range (as :func:`tumble.diagnostics.score` gives it), ``build_grid``'s nan ``min_j`` of
+    name them, though they are by design: ``summary``'s and ``max_energy_error``'s inf for
+    a ratio beyond the float range (as :func:`tumble.diagnostics.score` gives it), ``build_grid``'s nan ``min_j`` of
     explicit bodies (as ``SweepCase`` says), ``simulate``'s inf records after a divergence
     (its docstring said "infinite"). The docstrings name them now."""
     target = next(t for t in EXTREME_TARGETS if t.label == label)

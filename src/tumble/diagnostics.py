@@ -377,7 +377,8 @@ def energy_error(trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = Non
 def max_energy_error(
     trajectory: TrajectoryLike, inv_inertia: ArrayLike | None = None
 ) -> np.ndarray:
-    """``max_t |E(t) / E(t0) - 1|`` per body, shape ``(...)`` (see :func:`energy_error`)."""
+    """``max_t |E(t) / E(t0) - 1|`` per body, shape ``(...)`` (see :func:`energy_error`):
+    ``inf`` for a body whose error passes the float range (a run that blew up)."""
     return np.max(np.abs(energy_error(trajectory, inv_inertia)), axis=0)
 
 

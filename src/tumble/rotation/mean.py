@@ -136,7 +136,7 @@ def _in_range(wg: np.ndarray) -> np.ndarray:
     (largest weight then in ``[0.5, 1)``); other groups, and any weight that is not a
     non-negative finite number (the kernel flags those), untouched."""
     with np.errstate(invalid="ignore"):
-        top = np.max(np.abs(wg), axis=1, initial=0.0)
+        top = np.max(np.abs(wg), axis=1, initial=0.0).astype(np.float64)
     far = (
         np.isfinite(top)
         & (top > 0)
