@@ -252,9 +252,10 @@ def _regression_calls() -> list[tuple[str, dict[str, Any]]]:
 def test_regression_nan_and_inf_by_design_are_documented(label: str, kwargs: Any) -> None:
     """The long campaign (issue 27) found NaN or inf in results whose docstrings did not
     name them, though they are by design: ``summary``'s and ``max_energy_error``'s inf for
-    a ratio beyond the float range (as :func:`tumble.diagnostics.score` gives it), ``build_grid``'s nan ``min_j`` of
-    explicit bodies (as ``SweepCase`` says), ``simulate``'s inf records after a divergence
-    (its docstring said "infinite"). The docstrings name them now."""
+    a ratio beyond the float range (as :func:`tumble.diagnostics.score` gives it),
+    ``build_grid``'s nan ``min_j`` of explicit bodies (as ``SweepCase`` says),
+    ``simulate``'s inf records after a divergence (its docstring said "infinite"). The
+    docstrings name them now."""
     target = next(t for t in EXTREME_TARGETS if t.label == label)
     result, error = check_extreme_outcome(target, lambda: target.fn(**kwargs), kwargs)
     assert error is None
