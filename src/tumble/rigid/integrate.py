@@ -275,11 +275,6 @@ def _is_vector(x: Any, n: int) -> bool:
     return type(x) is np.ndarray and x.shape == (n,) and x.dtype == np.float64 and x.flags.carray
 
 
-#: The (tag, model structure) pairs whose one-body step ran in this process: later calls
-#: skip :func:`first_use`'s bookkeeping (a cache, like ``_ONE_BODY``).
-_STEPPED: set[tuple[Any, ...]] = set()
-
-
 def _step_one(
     q: Any, omega: Any, inv_inertia: Any, dt: Any, method: Any, torque: Any, t: Any
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -310,18 +305,12 @@ def _step_one(
     q1 = np.empty(4)
     w1 = np.empty(3)
     tag = kernel[0]
-    key = (tag, args[0])
-    if key in _STEPPED:
+    with first_use(
+        (tag, args[0]), lambda: f"the {method} step of one body ({_torque_label(model)})"
+    ):
         status = _loops.step_one(
             tag, kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1
         )
-    else:
-        label = _torque_label(model)
-        with first_use(key, lambda: f"the {method} step of one body ({label})"):
-            status = _loops.step_one(
-                tag, kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1
-            )
-        _STEPPED.add(key)
     # A zero quaternion is what the normalisation of one whose squared norm overflowed
     # gives: the validating path raises for it (check_step).
     if status or (q1[0] == 0.0 and not q1.any()):

@@ -107,21 +107,17 @@ def quat_mean(
     qg = np.ascontiguousarray(np.transpose(qa, (*order, len(batch)))).reshape(groups, n, 4)
     wg = _in_range(np.transpose(w, order).reshape(groups, n))
     mean = np.empty((groups, 4))
-    flagged = _mean_groups(qg, wg, TINY[qa.dtype], mean, n)
+    if use_parallel(n):
+        # Blocks of a few per thread: a thread that loses its core holds up less.
+        blocks = 4 * numba.get_num_threads()
+        flagged = _k.quat_mean_groups_parallel(qg, wg, TINY[qa.dtype], mean, blocks)
+    else:
+        flagged = _k.quat_mean_groups(qg, wg, TINY[qa.dtype], mean)
     if flagged:
         rotation_quats(qa, "q")
         if not np.all(_weights(wg, wg.shape).max(axis=1, initial=0.0) > 0):
             raise InputError("weights: expected a positive total weight in every group, got zero")
     return mean.reshape((*kept_shape, 4)).astype(qa.dtype)
-
-
-def _mean_groups(qg: np.ndarray, wg: np.ndarray, tiny: float, mean: np.ndarray, n: int) -> int:
-    """The compiled Markley means of the groups into ``mean``; the number of bad groups."""
-    if use_parallel(n):
-        # Blocks of a few per thread: a thread that loses its core holds up less.
-        blocks = 4 * numba.get_num_threads()
-        return int(_k.quat_mean_groups_parallel(qg, wg, tiny, mean, blocks))
-    return int(_k.quat_mean_groups(qg, wg, tiny, mean))
 
 
 #: Weights of a group whose largest lies outside ``[2^-WEIGHT_EXPONENT, 2^WEIGHT_EXPONENT]``
