@@ -104,21 +104,6 @@ BINARY = [
 ]  # fmt: skip
 
 
-#: Known faults left (``docs/limitations.md``): what is wrong and the inputs it concerns. A
-#: wrong result there is counted (``TALLY.known``, in the figures) instead of failing; each
-#: fault has a strict xfail test in its module's tests, which fails once it is fixed.
-KERNEL_FAULTS: dict[str, tuple[str, Callable[[dict[str, Any], Any], bool]]] = {
-    "tumble.rotation.align_vectors": (
-        "B = Σ w a bᵀ is summed unscaled in float64: products below the smallest normal "
-        "number lose their digits and the rotation is no longer the optimum "
-        "(test_rotation_mean_align.py::test_align_vectors_of_subnormal_vectors_is_optimal)",
-        lambda args, fi: (
-            _max_abs(args["a"]) * _max_abs(args["b"]) * _max_abs(args["weights"]) < 2.0**-1000
-        ),
-    ),
-}
-
-
 def resolve(label: str) -> Any:
     module, name = label.rsplit(".", 1)
     return getattr(importlib.import_module(module), name)
@@ -339,10 +324,6 @@ def draw_and_check(op: Binary, data: st.DataObject, seed: int) -> None:
         )
         return
     problem = _compare(op, args, result, oracle, dtype)
-    fault = KERNEL_FAULTS.get(op.label)
-    if problem is not None and fault is not None and fault[1](args, np.finfo(dtype)):
-        TALLY.known[op.label] = TALLY.known.get(op.label, 0) + 1
-        return
     assert problem is None, f"{op.label}{shown}: {problem}"
 
 

@@ -299,22 +299,35 @@ def test_regression_align_vectors_rssd_beyond_float32_names_the_culprit():
         quiet(lambda: tr.align_vectors(np.eye(3), np.eye(3)[::-1], np.full(3, 1.5e308)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kernel fault (issue 27 report): align_vectors sums B = Σ w a bᵀ unscaled, so "
-    "products below the smallest normal number lose their digits; scaling a, b and w by "
-    "powers of two in the kernel's first pass (src/tumble/_kernels/rotation/mean.py) fixes it",
-)
-def test_align_vectors_of_subnormal_vectors_is_optimal():
-    # a holds exact multiples of the smallest subnormal; scaled by 2^1074 they are the
-    # integers below, so SciPy's optimum for the scaled problem is the optimum here.
+def test_regression_align_vectors_of_subnormal_vectors_is_optimal():
+    # The long campaign (issue 27): B = Σ w a bᵀ was summed unscaled, so products below the
+    # smallest normal number lost their digits. a holds exact multiples of the smallest
+    # subnormal; scaled by 2^1074 they are the integers below, so SciPy's optimum for the
+    # scaled problem is the optimum here, and the rssd is that of a = 0 to round-off.
     units = np.array([[1.0, 1.0, 3.0], [0.0, 1.0, -6.0], [3.0, 0.0, -3.0]])
     a = units * 5e-324
     b = np.array([[0.011, 0.218, -0.436], [0.108, 0.406, 0.501], [0.667, -0.948, -0.781]])
     w = np.array([1.548, 0.287, 0.619])
     best = from_sp(Rotation.align_vectors(units, b, w)[0])
-    q, _ = tr.align_vectors(a, b, w)
+    q, rssd = tr.align_vectors(a, b, w)
     assert _gain(q, units, b, w) >= _gain(best, units, b, w) - 1e-13
+    assert rssd == pytest.approx(np.sqrt(np.sum(w * np.sum(b * b, axis=1))), rel=1e-15)
+
+
+def test_align_vectors_of_faint_products_in_a_batch_matches_scipy_scaled(rng):
+    # Vectors at 2^-700 and weights at 2^-300: every product is far below the smallest
+    # normal number. Scaled by powers of two the problem is SciPy's, and
+    # rssd = 2^-700 sqrt(2^-301) rssd_scipy. The batch's second group is an ordinary one.
+    a, b = rng.standard_normal((2, 2, 5, 3))
+    w = rng.uniform(0.1, 2.0, (2, 5))
+    scale = np.array([[2.0**-700], [1.0]])
+    w_scale = np.array([[2.0**-301], [1.0]])
+    q, rssd = tr.align_vectors(a * scale[..., None], b * scale[..., None], w * w_scale)
+    for g in range(2):
+        r, expected = Rotation.align_vectors(a[g], b[g], w[g])
+        assert cover_distance(q[g], from_sp(r)) <= SCIPY_TOL
+        want = expected * scale[g, 0] * np.sqrt(w_scale[g, 0])
+        assert rssd[g] == pytest.approx(want, rel=1e-13)
 
 
 def test_regression_quat_mean_with_weights_near_the_largest_float(rng):
@@ -348,3 +361,14 @@ def test_quat_mean_does_not_depend_on_the_scale_of_the_weights(exponent, rng):
     np.testing.assert_array_equal(
         tr.quat_mean(q, weights=scaled, axis=1), tr.quat_mean(q, weights=w, axis=1)
     )
+
+
+def test_regression_quat_mean_of_faint_quaternions_with_large_weights(rng):
+    # The long campaign (issue 27): |q| near 1e-104 with weights near 1e102 overflowed
+    # w/|q|² in the kernel's sums and the eigensolver saw inf. The mean does not depend on
+    # the quaternions' lengths: SciPy's of the normalised ones.
+    q = tr.random_quat(3, rng)
+    w = np.array([3.9e102, 6.9e101, 3.4e102])
+    expected = from_sp(to_sp(q).mean(w / w.max()))
+    got = quiet(lambda: tr.quat_mean(q * 1e-104, weights=w))
+    assert cover_distance(got, expected) <= SCIPY_TOL

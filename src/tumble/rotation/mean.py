@@ -19,6 +19,7 @@ from tumble._errors import InputError
 from tumble._kernels import rotation as _k
 from tumble._kernels.dispatch import use_parallel
 from tumble._validate import as_float_array, as_int, broadcast_leading, common_dtype
+from tumble.rotation.conversions import quat_to_matrix
 from tumble.rotation.operands import TINY, rotation_quats
 
 
@@ -145,6 +146,58 @@ def _in_range(wg: np.ndarray) -> np.ndarray:
     return scaled
 
 
+#: A group whose ``B = Σ w a bᵀ`` has every entry below this is solved again with its
+#: vectors and weights scaled by powers of two (issue 27): its products came near or below
+#: the smallest normal number and lost digits. Above it, what they lose is far below the
+#: round-off of ``B``.
+FAINT_PRODUCTS = 2.0**-900
+
+
+def _solve(
+    A: np.ndarray, B: np.ndarray, W: np.ndarray, faint: float
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """The kernel on groups ``A``, ``B`` (G, N, 3) and ``W`` (G, N), float64: rotations
+    (G, 4), rssd (G,), and the numbers of unusable and of faint groups.
+
+    One pass checks and sums, one more sums the residual; on threads when the groups are
+    large.
+    """
+    groups, n = W.shape
+    q = np.empty((groups, 4))
+    rssd = np.empty(groups)
+    if use_parallel(n):
+        # Blocks of a few per thread: a thread that loses its core holds up less.
+        blocks = 4 * numba.get_num_threads()
+        flagged, faint_groups = _k.align_groups_parallel(A, B, W, q, rssd, faint, blocks)
+    else:
+        flagged, faint_groups = _k.align_groups(A, B, W, q, rssd, faint)
+    return q, rssd, flagged, faint_groups
+
+
+def _solve_scaled(A: np.ndarray, B: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Faint groups solved again, exactly scaled by powers of two.
+
+    The rotation from ``a``, ``b`` and ``w`` each scaled to a largest entry in ``[0.5, 1)``:
+    the optimum does not depend on their scales, and the products are now normal numbers.
+    The rssd from ``a`` and ``b`` scaled by one common power ``2^-e`` and ``w`` by its own
+    ``2^-f``, summed directly as in the kernel, then ``rssd = 2^e sqrt(2^f) rssd_scaled``
+    (a set of vectors that stays faint under the common scale is below ``2^-1000`` of
+    the other, and its part of the rssd below round-off).
+    """
+
+    def top(X: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+        return np.frexp(np.max(np.abs(X), axis=axes))[1]
+
+    ea, eb, ew = top(A, (1, 2)), top(B, (1, 2)), top(W, (1,))
+    Ws = np.ldexp(W, -ew[:, None])
+    q = _solve(np.ldexp(A, -ea[:, None, None]), np.ldexp(B, -eb[:, None, None]), Ws, 0.0)[0]
+    e = np.maximum(ea, eb)[:, None, None]
+    d = np.ldexp(A, -e) - np.einsum("gij,gnj->gni", quat_to_matrix(q), np.ldexp(B, -e))
+    root = np.sqrt(np.einsum("gn,gni,gni->g", Ws, d, d))
+    half, odd = np.divmod(ew, 2)
+    return q, np.ldexp(root * np.sqrt(np.ldexp(1.0, odd)), e[:, 0, 0] + half)
+
+
 def _align_fault(A: np.ndarray, B: np.ndarray, W: np.ndarray) -> None:
     """Name the fault that :func:`align_vectors`' kernel flagged; it always raises."""
     as_float_array(A, "a")
@@ -255,17 +308,12 @@ def align_vectors(
             (w, (*leading, n), (n,)),
         )
     )
-    q = np.empty((groups, 4))
-    rssd = np.empty(groups)
-    # One pass checks and sums (InputError below only if it flagged something), one more
-    # sums the residual; on threads when the groups are large.
-    if use_parallel(n):
-        # Blocks of a few per thread: a thread that loses its core holds up less.
-        flagged = _k.align_groups_parallel(A64, B64, W64, q, rssd, 4 * numba.get_num_threads())
-    else:
-        flagged = _k.align_groups(A64, B64, W64, q, rssd)
+    q, rssd, flagged, faint = _solve(A64, B64, W64, FAINT_PRODUCTS)
     if flagged or not np.all(np.isfinite(rssd)):
         _align_fault(A, B, W64)
+    if faint:
+        rows = np.flatnonzero(~q.any(axis=1))  # the kernel leaves a faint group's q zero
+        q[rows], rssd[rows] = _solve_scaled(A64[rows], B64[rows], W64[rows])
     q_out = q.reshape((*leading, 4)).astype(dtype)
     r_out = _rssd_in(rssd.reshape(leading), dtype, A, B, W64)
     return q_out, r_out[()]

@@ -21,7 +21,9 @@ from tumble._kernels.rotation.formulas import cross, dot, mat_to_q, qnormalize, 
 def _mean_sums(q, w, g, start, stop, tiny):
     """Sums over rows ``start:stop`` of group ``g``: the upper triangle of ``Σ w q̂ q̂ᵀ``, ``Σ w``.
 
-    ``w q̂ q̂ᵀ = (w/|q|²) q qᵀ``: one division per row, no square root. In float64 with
+    ``w q̂ q̂ᵀ = w (q/|q|²) qᵀ``: one division per row, no square root, and no overflow
+    (``|q/|q|²| = 1/|q|`` and the wrapper keeps ``w`` within ``2^±500``; ``w/|q|²``
+    overflowed for ``w`` near 1e102 and ``|q|`` near 1e-104). In float64 with
     scalar accumulators (kept in registers); also the number of unusable rows: ``|q|²``
     not a finite normal number in ``q``'s dtype, or a weight negative or not finite.
     """
@@ -37,8 +39,8 @@ def _mean_sums(q, w, g, start, stop, tiny):
         )
         wi = np.float64(w[g, i])
         bad += 0 if quat_ok(raw, tiny) & (wi >= 0.0) & (wi < math.inf) else 1
-        s = wi / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
-        x0, x1, x2, x3 = s * q0, s * q1, s * q2, s * q3
+        r = 1.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+        x0, x1, x2, x3 = wi * (r * q0), wi * (r * q1), wi * (r * q2), wi * (r * q3)
         k00 += x0 * q0
         k01 += x0 * q1
         k02 += x0 * q2
@@ -202,55 +204,67 @@ def _wahba(B):
 
 
 @inner
-def _align_group(g, sums, bad, q_out):
-    """Solve group ``g`` from its sums into ``q_out[g]``; 1 if the group is unusable.
+def _align_group(g, sums, bad, faint, q_out):
+    """Solve group ``g`` from its sums into ``q_out[g]``; returns the rotation and a code.
 
-    Unusable: a flagged pair, no positive total weight, or a non-finite ``B`` (the SVD must
-    not see one); the rotation is then NaN and the wrapper raises.
+    Code 1, unusable: a flagged pair, no positive total weight, or a non-finite ``B`` (the
+    SVD must not see one); the rotation is NaN and the wrapper raises. Code 2, faint: every
+    entry of ``B`` below ``faint`` (products near or below the smallest normal number have
+    lost digits); the rotation is zero and the wrapper solves the group again, scaled.
     """
     finite = True
+    largest = 0.0
     for m in range(9):
         finite &= abs(sums[m]) < math.inf
+        largest = max(largest, abs(sums[m]))
+    code = 0
     if bad or not sums[9] > 0.0 or not finite:
         q = (math.nan, math.nan, math.nan, math.nan)
+        code = 1
+    elif largest < faint:
+        q = (0.0, 0.0, 0.0, 0.0)
+        code = 2
     else:
         q = _wahba(sums[:9].reshape(3, 3).copy())
     q_out[g, 0], q_out[g, 1], q_out[g, 2], q_out[g, 3] = q
-    return q, (0 if np.isfinite(q[0]) else 1)
+    return q, code
 
 
 @njit
-def align_groups(a, b, w, q_out, rssd_out):
+def align_groups(a, b, w, q_out, rssd_out, faint):
     """Wahba's problem per group: the rotation taking ``b[g]`` best onto ``a[g]``, and the rssd.
 
     ``a``, ``b`` (G, N, 3), ``w`` (G, N), float64. ``B = Σ w a bᵀ = U S Vᵀ`` in one pass with
     the input checks, the rotation from :func:`_wahba`, then ``rssd = sqrt(Σ w |a - R b|²)``
-    summed directly (no cancellation). Returns the number of unusable groups.
+    summed directly (no cancellation). Returns the numbers of unusable and of faint groups
+    (codes 1 and 2 of :func:`_align_group`).
     """
     n = a.shape[1]
-    flagged = 0
+    flagged = faint_groups = 0
     for g in range(a.shape[0]):
         sums, bad = _align_sums(a, b, w, g, 0, n)
-        q, f = _align_group(g, sums, bad, q_out)
-        flagged += f
+        q, code = _align_group(g, sums, bad, faint, q_out)
+        flagged += 1 if code == 1 else 0
+        faint_groups += 1 if code == 2 else 0
         rssd_out[g] = math.sqrt(_residual_sum(a, b, w, g, q, 0, n))
-    return flagged
+    return flagged, faint_groups
 
 
 @parallel_njit
-def align_groups_parallel(a, b, w, q_out, rssd_out, blocks):
+def align_groups_parallel(a, b, w, q_out, rssd_out, faint, blocks):
     """``align_groups`` with each group's two passes split in ``blocks`` for the threads."""
     n = a.shape[1]
-    flagged = 0
+    flagged = faint_groups = 0
     for g in range(a.shape[0]):
         sums = np.zeros((blocks, 10))
         bad = np.zeros(blocks, dtype=np.int64)
         for k in prange(blocks):
             sums[k], bad[k] = _align_sums(a, b, w, g, k * n // blocks, (k + 1) * n // blocks)
-        q, f = _align_group(g, sums.sum(axis=0), bad.sum(), q_out)
-        flagged += f
+        q, code = _align_group(g, sums.sum(axis=0), bad.sum(), faint, q_out)
+        flagged += 1 if code == 1 else 0
+        faint_groups += 1 if code == 2 else 0
         residual = np.zeros(blocks)
         for k in prange(blocks):
             residual[k] = _residual_sum(a, b, w, g, q, k * n // blocks, (k + 1) * n // blocks)
         rssd_out[g] = math.sqrt(residual.sum())
-    return flagged
+    return flagged, faint_groups
