@@ -307,6 +307,18 @@ def _reproductions() -> dict[str, tuple[Any, str | None]]:
         # Second and third derivatives (of arctan2(x, 1) = atan x and hypot(x, 1)).
         "6 arctan2 at 1e-200": (lambda: third(lambda c: np.arctan2(c, 1.0), 1e-200), None),
         "6 hypot at 1e-200": (lambda: dual.hessian(lambda c: np.hypot(c, 1.0), 1e-200), None),
+        # Where the exact derivatives are not floats (about 1e399): named, not ±inf or NaN.
+        "6 arctan2 Hessian at (1e-200, 3e-200)": (
+            lambda: dual.hessian(lambda v: np.arctan2(v[0], v[1]), np.array([1e-200, 3e-200])),
+            "x",
+        ),
+        "6 hypot third derivative at (1e-200, 3e-200)": (
+            lambda: dual.jacobian(
+                lambda u: dual.hessian(lambda v: np.hypot(v[0], v[1]), u),
+                np.array([1e-200, 3e-200]),
+            ),
+            "x",
+        ),
         "7 reference at omega = 1e20": (
             lambda: torques.reference(one, [1e20, 0, 0], J, gravity, [0.0, 1.0]),
             "omega",

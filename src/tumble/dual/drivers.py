@@ -229,8 +229,31 @@ def _evaluate(f: Function, x: Any, seed: Any, tag: int, k: int) -> tuple[tuple[i
     NaN-safe partials check the coefficients of the rules that can be infinite at finite
     input; if the result still holds a NaN, ``f`` is evaluated again checking every
     coefficient, which gives what checking always would, at the price of that one pass.
+
+    Overflow: under NumPy's default error state, ``f`` runs under
+    ``np.errstate(over="raise")``, and a value or partial beyond the float range (an exact
+    derivative that is not a float, as the Hessian of ``arctan2`` at ``(1e-200, 3e-200)``,
+    about 1e399) raises InputError naming ``x``, where NumPy would warn and return an
+    infinity, or a NaN once such terms meet. A caller who set another ``over`` state
+    (``np.errstate(over="ignore")`` for IEEE infinities) gets NumPy's handling. A
+    derivative that is infinite in exact arithmetic (``sqrt`` at 0) comes from a division
+    by zero, not an overflow, and is infinite either way.
     """
     _keep_freed_memory()
+    if np.geterr()["over"] != "warn":  # the caller's choice, or an outer evaluation's
+        return _partials(f, x, seed, tag, k)
+    try:
+        with np.errstate(over="raise"):
+            return _partials(f, x, seed, tag, k)
+    except FloatingPointError as error:
+        raise InputError(
+            "x: expected a point where f and its derivatives are within "
+            f"{real_dtype(x)}'s range, got an overflow ({error})"
+        ) from None
+
+
+def _partials(f: Function, x: Any, seed: Any, tag: int, k: int) -> tuple[tuple[int, ...], Any]:
+    """:func:`_evaluate` in the error state it chose."""
     out_shape, d = _extract(f(make_dual(x, seed, tag)), tag, k)
     if nan_safe_enabled() and _may_hold_nan(d):
         with checking_every_coefficient():
