@@ -21,7 +21,13 @@ from numpy.typing import ArrayLike
 
 from tumble._errors import InputError
 from tumble._kernels import inertia as _inertia
-from tumble._kernels.dispatch import first_use, plain_arrays, run_split, use_parallel
+from tumble._kernels.dispatch import (
+    compiled_entry,
+    first_use,
+    plain_arrays,
+    run_split,
+    use_parallel,
+)
 from tumble._kernels.rigid import loops as _loops
 from tumble._kernels.rigid.table import Tag
 from tumble._validate import (
@@ -254,6 +260,8 @@ def step(
 #: Tag, composition coefficients and locked-axis support of each compiled method, for
 #: :func:`_step_one`, added on first use (:func:`_one_body`).
 _ONE_BODY: dict[str, tuple[Tag, np.ndarray, bool]] = {}
+#: The compiled one-body step per (method, torque kinds), after its first call.
+_ONE_BODY_ENTRIES: dict[tuple[Any, Any], Callable[..., Any]] = {}
 
 
 def _one_body(method: str) -> tuple[Tag, np.ndarray, bool] | None:
@@ -305,12 +313,18 @@ def _step_one(
     q1 = np.empty(4)
     w1 = np.empty(3)
     tag = kernel[0]
-    with first_use(
-        (tag, args[0]), lambda: f"the {method} step of one body ({_torque_label(model)})"
-    ):
-        status = _loops.step_one(
-            tag, kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1
-        )
+    call_args = (tag, kernel[1], q, omega, inv_inertia, args, t, dt, kernel[2], q1, w1)
+    # The method and the model's kinds fix every argument's type (the checks above fix
+    # the arrays'): one compiled entry per pair, called without numba's typing.
+    key = (tag, args[0])
+    call = _ONE_BODY_ENTRIES.get(key)
+    if call is not None:
+        status = call(*call_args)
+    else:
+        what = lambda: f"the {method} step of one body ({_torque_label(model)})"  # noqa: E731
+        with first_use(key, what):
+            status = _loops.step_one(*call_args)
+        _ONE_BODY_ENTRIES[key] = compiled_entry(_loops.step_one, call_args)
     # A zero quaternion is what the normalisation of one whose squared norm overflowed
     # gives: the validating path raises for it (check_step).
     if status or (q1[0] == 0.0 and not q1.any()):
