@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from campaign import TALLY, Target, check_extreme_outcome, named
+from campaign import Target, check_extreme_outcome, named
 from tumble import InputError
 
 
