@@ -19,6 +19,9 @@ compares with the reference).
 
 Numbers are rounded to :data:`DIGITS` significant digits; non-finite values (a method that
 blew up) become JSON ``null``.
+
+The request and its limits are :mod:`tumble.lab.request`, the preset menu is
+:mod:`tumble.lab.presets`; their public names are importable from here too.
 """
 
 from __future__ import annotations
@@ -26,23 +29,25 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import asdict, dataclass
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 import orjson
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
 
 from tumble import InputError, exact, figures, rigid, scenarios
 from tumble._kernels.dispatch import single_thread
 from tumble._validate import describe
+from tumble.lab.presets import PRESETS, Preset, preset_table
+from tumble.lab.request import (
+    MAX_BODY_BYTES,
+    MAX_FORCED_ROTATIONS,
+    MAX_WORK,
+    SimulateRequest,
+    WorkTooLarge,
+    check_request,
+    check_work,
+    validation_message,
+)
 from tumble.lab.warmup import Task
 
 __all__ = [
@@ -72,20 +77,6 @@ __all__ = [
 #: records keeps a response near 0.5 MB for all 15 methods while the polar plots still
 #: show the shape of the orbits (the article's defaults give one record every 3 steps).
 MAX_POINTS = 500
-
-#: Work limit of one request, in method-steps (``steps x len(methods)``): about a second
-#: of one core for the costliest methods, so one request cannot hold a worker for long.
-#: Beyond it the server answers 413.
-MAX_WORK = 2_000_000
-
-#: Most ``rotations`` of a torque scenario: its reference is a DOP853 solve at ``rtol =
-#: 1e-13`` in Python (:func:`tumble.torques.reference`), about 0.03 to 0.06 s of one core per
-#: rotation for the heavy top and the gravity-gradient satellite, so 100 rotations stay
-#: within a few seconds. Beyond it the server answers 413.
-MAX_FORCED_ROTATIONS = 100.0
-
-#: Largest request body in bytes (a full request is under 1 KiB); beyond it: 413.
-MAX_BODY_BYTES = 16 * 1024
 
 #: The methods the page ticks when its address names none: the five of the article's toy.
 #: They (with the exact reference) are the first the warm-up compiles.
@@ -125,342 +116,6 @@ def method_table() -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------------------
-# the request
-
-
-def _field(loc: tuple[Any, ...]) -> str:
-    """``("body", "inv_inertia", 1)`` -> ``"inv_inertia[1]"``."""
-    parts = [p for p in loc if p not in ("body",)]
-    name = ""
-    for p in parts:
-        name += f"[{p}]" if isinstance(p, int) else (f".{p}" if name else str(p))
-    return name or "body"
-
-
-def validation_message(errors: Any) -> str:
-    """One line per error of pydantic's ``ValidationError.errors()``, each starting with the
-    field it is about (``"min_j: Input should be greater than 0"``): the ``message`` of a
-    422 answer and of the :class:`~tumble.InputError` of :class:`SimulateRequest`.
-
-    ``errors`` is a list of dicts with ``msg``, ``loc`` (a tuple: ``("body", field, index)``
-    from FastAPI, ``(field, index)`` from Python) and ``type``, each optional.
-    """
-    if not isinstance(errors, (list, tuple)) or not all(isinstance(e, dict) for e in errors):
-        raise InputError(f"errors: expected a list of dicts (pydantic's), got {describe(errors)}")
-    lines = []
-    for e in errors:
-        msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
-        loc = e.get("loc", ())
-        loc = tuple(loc) if isinstance(loc, (list, tuple)) else (loc,)
-        if e.get("type") == "json_invalid":
-            where = f" at character {loc[-1]}" if loc and isinstance(loc[-1], int) else ""
-            lines.append(f"body: not valid JSON{where} ({msg})")
-        elif loc in ((), ("body",)):
-            # Checks across fields (the model validator) name their fields themselves.
-            lines.append(msg if ":" in msg else f"body: {msg}")
-        else:
-            field = _field(loc)
-            prefix = field.split("[")[0] + ":"
-            lines.append(msg if msg.startswith(prefix) else f"{field}: {msg}")
-    return "; ".join(lines)
-
-
-_InvMoment = Annotated[float, Field(ge=0.0, le=1000.0, allow_inf_nan=False)]
-_Omega = Annotated[float, Field(ge=-1000.0, le=1000.0, allow_inf_nan=False)]
-_D = scenarios.DEFAULTS
-
-
-class SimulateRequest(BaseModel):
-    """Body of ``POST /api/simulate`` (every field optional; defaults: the article's case).
-
-    Either the article's parametrisation (``min_j``, ``median_j``, ``energy``) or an
-    explicit body (``inv_inertia`` with ``omega_body``, initial attitude the identity), see
-    :func:`tumble.scenarios.article_case` and :func:`tumble.scenarios.explicit_case`.
-    Or a torque scenario (``torque``, a key of :data:`tumble.scenarios.TORQUE_SCENARIOS`,
-    :func:`tumble.scenarios.torque_case`), which sets the body itself: only
-    ``steps_per_rotation``, ``rotations`` and ``methods`` (not ``"exact"``) go with it.
-    Numbers must be JSON numbers (no strings, no booleans); unknown fields are refused.
-
-    Built from Python, a bad field raises :class:`tumble.InputError` naming it (the message
-    of :func:`validation_message`); the server, which validates the JSON body itself,
-    answers 422 with the same message.
-    """
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    def __init__(self, **fields: Any) -> None:
-        try:
-            super().__init__(**fields)
-        except ValidationError as exc:
-            raise InputError(validation_message(exc.errors())) from None
-
-    min_j: float = Field(default=_D["min_j"], gt=0.0, le=100.0, allow_inf_nan=False)
-    median_j: float = Field(default=_D["median_j"], ge=0.0, le=1.0, allow_inf_nan=False)
-    energy: float = Field(default=_D["energy"], ge=0.0, le=1.0, allow_inf_nan=False)
-    steps_per_rotation: int = Field(
-        default=int(_D["steps_per_rotation"]), ge=1, le=scenarios.MAX_STEPS_PER_ROTATION
-    )
-    rotations: float = Field(
-        default=_D["rotations"], gt=0.0, le=scenarios.MAX_ROTATIONS, allow_inf_nan=False
-    )
-    methods: list[str] | None = Field(default=None, min_length=1, max_length=len(rigid.METHODS))
-    inv_inertia: list[_InvMoment] | None = Field(default=None, min_length=3, max_length=3)
-    omega_body: list[_Omega] | None = Field(default=None, min_length=3, max_length=3)
-    torque: str | None = None
-
-    @field_validator("torque")
-    @classmethod
-    def _known_torque(cls, v: str | None) -> str | None:
-        if v is not None and v not in scenarios.TORQUE_SCENARIOS:
-            allowed = ", ".join(repr(k) for k in scenarios.TORQUE_SCENARIOS)
-            raise ValueError(f"torque: expected null or one of {allowed}, got {v[:80]!r}")
-        return v
-
-    @field_validator("methods")
-    @classmethod
-    def _known_methods(cls, v: list[str] | None) -> list[str] | None:
-        if v is None:
-            return v
-        for name in v:
-            try:
-                rigid.check_method(name, "methods")
-            except InputError as exc:
-                raise ValueError(str(exc)) from None
-        if len(set(v)) != len(v):
-            raise ValueError("methods: each method may appear once")
-        return v
-
-    @model_validator(mode="after")
-    def _one_parametrisation(self) -> SimulateRequest:
-        if self.torque is not None:
-            body = {"min_j", "median_j", "energy", "inv_inertia", "omega_body"}
-            fixed = body & self.model_fields_set
-            if fixed:
-                raise ValueError(
-                    f"{', '.join(sorted(fixed))}: not allowed with torque (a torque scenario "
-                    "sets its own body and initial state)"
-                )
-            if self.methods is not None and "exact" in self.methods:
-                raise ValueError(
-                    "methods: 'exact' is the torque-free solution; not with torque (the "
-                    "reference of a torque scenario is the ODE solve, which always runs)"
-                )
-        explicit = {"inv_inertia", "omega_body"} & self.model_fields_set
-        if len(explicit) == 1:
-            (given,) = explicit
-            other = "omega_body" if given == "inv_inertia" else "inv_inertia"
-            raise ValueError(f"{other}: required together with {given}")
-        article = {"min_j", "median_j", "energy"} & self.model_fields_set
-        if explicit and article:
-            raise ValueError(
-                f"{', '.join(sorted(article))}: not allowed with inv_inertia/omega_body "
-                "(give either the article's parametrisation or an explicit body)"
-            )
-        if self.inv_inertia is not None and self.omega_body is not None:
-            J = np.asarray(self.inv_inertia)
-            w = np.asarray(self.omega_body)
-            if not np.any(J > 0):
-                raise ValueError("inv_inertia: expected at least one inverse moment > 0")
-            if not np.any((J > 0) & (w != 0)):
-                raise ValueError(
-                    "omega_body: expected a nonzero angular velocity on a free axis "
-                    "(J_i > 0), the body would not turn"
-                )
-        return self
-
-    def case(self) -> scenarios.Case:
-        """The initial-value problem this request describes."""
-        if self.torque is not None:
-            return scenarios.torque_case(self.torque, self.steps_per_rotation, self.rotations)
-        # The model validator admits inv_inertia only together with omega_body.
-        if self.inv_inertia is not None and self.omega_body is not None:
-            return scenarios.explicit_case(
-                self.inv_inertia, self.omega_body, self.steps_per_rotation, self.rotations
-            )
-        return scenarios.article_case(
-            self.min_j, self.median_j, self.energy, self.steps_per_rotation, self.rotations
-        )
-
-    def method_names(self) -> list[str]:
-        """Requested methods; by default all of :data:`tumble.rigid.METHODS` (with a torque,
-        all but the torque-free ``"exact"``)."""
-        if self.methods is not None:
-            return list(self.methods)
-        return [m for m in rigid.METHODS if self.torque is None or m != "exact"]
-
-
-def _check_request(request: Any) -> None:
-    if not isinstance(request, SimulateRequest):
-        raise InputError(f"request: expected a SimulateRequest, got {describe(request)}")
-
-
-class WorkTooLarge(Exception):
-    """A request whose work (method-steps) exceeds :data:`MAX_WORK`: HTTP 413."""
-
-
-def _check_work(
-    request: SimulateRequest, steps: int, methods: int, runs_per_method: int = 1
-) -> None:
-    """Raise :class:`WorkTooLarge` beyond :data:`MAX_WORK` method-steps, or beyond
-    :data:`MAX_FORCED_ROTATIONS` for a torque scenario's reference."""
-    if request.torque is not None and request.rotations > MAX_FORCED_ROTATIONS:
-        raise WorkTooLarge(
-            f"rotations: {request.rotations:g} exceeds the limit of {MAX_FORCED_ROTATIONS:g} "
-            "for a torque scenario, whose reference is a tight ODE solve (seconds of work "
-            "per hundred rotations): lower rotations"
-        )
-    work = steps * methods * runs_per_method
-    if work > MAX_WORK:
-        runs = f" x {runs_per_method} runs" if runs_per_method > 1 else ""
-        raise WorkTooLarge(
-            f"steps_per_rotation x rotations x methods{runs} = {steps} x {methods}"
-            f"{runs.replace(' runs', '')} = {work} method-steps exceeds the limit of "
-            f"{MAX_WORK}: lower steps_per_rotation or rotations, or show fewer methods"
-        )
-
-
-# --------------------------------------------------------------------------------------
-# presets
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A named case of the lab's preset menu (``GET /api/presets``).
-
-    Attributes
-    ----------
-    id, label : str
-        Key (for the page) and menu text.
-    note : str
-        What the case is and where its numbers come from.
-    params : dict
-        Fields of :class:`SimulateRequest` that the preset sets (the article's
-        parametrisation or an explicit body); the page keeps the rest.
-    torque : str or None
-        Name of a torque scenario (``tumble compare --torque``) for forced motion; None for
-        the free body. Adding a torque scenario to the menu is one entry here.
-    """
-
-    id: str
-    label: str
-    note: str
-    params: dict[str, Any]
-    torque: str | None = None
-
-
-def _box(sides: tuple[float, float, float], below_separatrix: float | None) -> dict[str, Any]:
-    """The article's parameters of a uniform box with these side lengths.
-
-    ``I_x = m (b² + c²) / 12`` and so on; the article's parametrisation fixes ``J_max -
-    J_min = 1`` (a change of time unit), so ``min_j = J_min / (J_max - J_min)`` and
-    ``median_j = (J_mid - J_min) / (J_max - J_min)``, whatever the mass. ``energy``:
-    ``below_separatrix`` under ``median_j`` (a spin near the median axis: flips), or the
-    article's 0.4 when None.
-    """
-    a, b, c = sides
-    J = np.sort([12.0 / (b * b + c * c), 12.0 / (a * a + c * c), 12.0 / (a * a + b * b)])
-    span = J[2] - J[0]
-    median = float((J[1] - J[0]) / span)
-    energy = _D["energy"] if below_separatrix is None else median - below_separatrix
-    return {
-        "min_j": round(float(J[0] / span), 4),
-        "median_j": round(median, 4),
-        "energy": round(max(energy, 0.0), 4),
-    }
-
-
-PRESETS: tuple[Preset, ...] = (
-    Preset(
-        "article",
-        "the article's default",
-        "J = (0.5, 1, 1.5), energy 0.4: the case of the source article's toy. No solid body "
-        "has these moments (I_x > I_y + I_z); the 3-D view draws a thin plate.",
-        {"min_j": _D["min_j"], "median_j": _D["median_j"], "energy": _D["energy"]},
-    ),
-    Preset(
-        "tennis-racket",
-        "tennis racket (box 3:2:1)",
-        "A uniform box of sides 3 : 2 : 1 spun just off its median axis (energy 0.01 below "
-        "the separatrix): the tennis-racket theorem, a half-turn flip every few periods.",
-        _box((3.0, 2.0, 1.0), 0.01),
-    ),
-    Preset(
-        "long-bar",
-        "long bar (20:1:1)",
-        "A uniform bar 20 times longer than wide: a symmetric top (two equal moments), the "
-        "body L moves on circles about the long axis.",
-        _box((20.0, 1.0, 1.0), None),
-    ),
-    Preset(
-        "flat-plate",
-        "flat plate (30:30:1)",
-        "A square plate 30 times wider than thick: a symmetric top (median J = max J).",
-        _box((30.0, 30.0, 1.0), None),
-    ),
-    Preset(
-        "sphere",
-        "spherical body",
-        "Equal moments (J = 1, 1, 1): any spin is steady, L_b does not move and every "
-        "method should keep the exact uniform rotation.",
-        {"inv_inertia": [1.0, 1.0, 1.0], "omega_body": [0.3, 0.4, 1.0]},
-    ),
-    Preset(
-        "phone",
-        "phone (146.7 × 71.5 × 7.65 mm)",
-        "An iPhone 13 as a uniform box: Apple's published size 146.7 × 71.5 × 7.65 mm "
-        "(mass 174 g; it cancels), moments computed, not measured. Spun about its median "
-        "axis (energy 0.02 below the separatrix), as in the phone-flip trick.",
-        _box((146.7e-3, 71.5e-3, 7.65e-3), 0.02),
-    ),
-    Preset(
-        "heavy-top",
-        "heavy top (gravity)",
-        f"Forced motion, {scenarios.TORQUE_SCENARIOS['heavy-top']}. Gravity turns L: the top "
-        "precesses about the vertical and nods (nutation), so |L|, J_L and world L change; "
-        "the dashed reference is a tight ODE solve, not a closed form. A good method "
-        "follows it; the attitude error shows how fast each one loses the phase.",
-        {},
-        "heavy-top",
-    ),
-    Preset(
-        "gravity-gradient",
-        "satellite in a gravity gradient",
-        f"Forced motion, {scenarios.TORQUE_SCENARIOS['gravity-gradient']}. The gradient "
-        "pulls the long axis back towards nadir, so the body librates about it; energy "
-        "counting the potential is conserved, but J_L, |L| and world L oscillate. The "
-        "dashed reference is a tight ODE solve.",
-        {},
-        "gravity-gradient",
-    ),
-    Preset(
-        "damped",
-        "damped (viscous torque)",
-        f"Forced motion, {scenarios.TORQUE_SCENARIOS['damped']}: |L| and the energy decay "
-        "and the body-frame L spirals in towards zero. The "
-        "dashed reference is a tight ODE solve.",
-        {},
-        "damped",
-    ),
-    Preset(
-        "controlled",
-        "attitude control (PD law)",
-        f"Forced motion, {scenarios.TORQUE_SCENARIOS['controlled']}: the controller brakes "
-        "the spin and turns the body to the identity attitude, so L decays to zero. The "
-        "dashed reference is a tight ODE solve.",
-        {},
-        "controlled",
-    ),
-)
-"""The preset menu, in order: free bodies, then the torque scenarios of
-:data:`tumble.scenarios.TORQUE_SCENARIOS` (``params`` empty: the scenario sets the body)."""
-
-
-def preset_table() -> list[dict[str, Any]]:
-    """The body of ``GET /api/presets``: the fields of each :data:`PRESETS` entry."""
-    return [asdict(p) for p in PRESETS]
-
-
-# --------------------------------------------------------------------------------------
 # the start-up warm-up (loading or compiling the kernels ahead of the requests)
 
 
@@ -491,7 +146,7 @@ def warm_up_tasks(request: SimulateRequest) -> list[Task]:
     """The tasks of :func:`warm_up_plan` that ``request`` needs done before it computes
     without compiling: its methods (under its torque model), and for a free body the exact
     reference. A composed method, which the plan lacks, gets a task of the same kind."""
-    _check_request(request)
+    check_request(request)
     names = request.method_names()
     if request.torque is None and "exact" not in names:
         names.insert(0, "exact")
@@ -638,11 +293,11 @@ def simulate(request: SimulateRequest) -> dict[str, Any]:
         or :mod:`tumble.rigid` refuses (for example ``"implicit"`` with a zero inverse
         moment).
     """
-    _check_request(request)
+    check_request(request)
     start = time.perf_counter()
     case = request.case()
     names = request.method_names()
-    _check_work(request, case.steps, len(names))
+    check_work(request, case.steps, len(names))
     every = _every(case.steps)
     with single_thread():
         # A blow-up is shown (non-finite records become nulls and diverged_at), not warned.
@@ -767,11 +422,11 @@ def convergence(request: SimulateRequest) -> dict[str, Any]:
         ``request`` is not a :class:`SimulateRequest`, or a case that :mod:`tumble.rigid`
         refuses.
     """
-    _check_request(request)
+    check_request(request)
     start = time.perf_counter()
     names = [m for m in request.method_names() if m != "exact"]
     base = request.case()
-    _check_work(request, base.steps, max(len(names), 1), sum(CONVERGENCE_REFINEMENTS))
+    check_work(request, base.steps, max(len(names), 1), sum(CONVERGENCE_REFINEMENTS))
     spr = request.steps_per_rotation
     cases = [
         request.model_copy(update={"steps_per_rotation": spr * k}).case()
