@@ -90,7 +90,14 @@ def rotation_quats_and_norms(x: Any, name: str) -> tuple[np.ndarray, float, floa
     if not q.size:
         return q, 1.0, 1.0
     smallest, largest = _k.norm2_range(plain_arrays(q.reshape(-1, 4)))
-    if not smallest >= np.finfo(q.dtype).tiny:
+    _check_norm2_range(float(smallest), float(largest), q.dtype, name)
+    return q, float(smallest), float(largest)
+
+
+def _check_norm2_range(smallest: float, largest: float, dtype: np.dtype, name: str) -> None:
+    """InputError unless every ``|q|²`` (from ``smallest`` to ``largest``) is a finite
+    normal number of ``dtype``."""
+    if not smallest >= np.finfo(dtype).tiny:
         raise InputError(
             f"{name}: expected nonzero quaternions, got one of squared norm {smallest:.3g}"
         )
@@ -99,25 +106,37 @@ def rotation_quats_and_norms(x: Any, name: str) -> tuple[np.ndarray, float, floa
             f"{name}: expected quaternions whose squared norm is finite, got one of "
             f"squared norm {largest:.3g}"
         )
-    return q, float(smallest), float(largest)
 
 
 def unit_quat(x: ArrayLike, name: str, dtype: np.dtype | None = None) -> np.ndarray:
-    """``x / |x|`` for quaternions read as rotations, validated by :func:`rotation_quats`.
+    """``x / |x|`` for quaternions read as rotations, checked as :func:`rotation_quats` does.
 
     The one normalisation every module uses (``rigid``, ``exact``, ``diagnostics``): any
     nonzero finite quaternion whose squared norm is a finite normal number is accepted,
     so a zero quaternion and one with ``|q|² `` overflowing (``|q| > ~1e154`` in float64)
     raise :class:`tumble.InputError` naming ``name`` instead of turning into NaN or the
-    identity. ``dtype`` forces the dtype of the result (default: follow the input).
+    identity. ``dtype`` forces the dtype of the result (default: follow the input). In
+    NumPy: the squared norms it divides by are the ones it checks (one pass, and nothing
+    to compile on a first ``simulate``).
     """
-    return normalized(rotation_quats(as_float_array(x, name, (4,), dtype=dtype), name))
+    q = quats(as_float_array(x, name, (4,), dtype=dtype), name)
+    if not q.size:
+        return q
+    with np.errstate(over="ignore", under="ignore"):
+        n2 = _norm2(q)
+    _check_norm2_range(float(n2.min()), float(n2.max()), q.dtype, name)
+    return q / np.sqrt(n2)
+
+
+def _norm2(q: np.ndarray) -> np.ndarray:
+    """``|q|²`` with a trailing axis of length one."""
+    return np.sum(q * q, axis=-1, keepdims=True)
 
 
 def normalized(q: np.ndarray) -> np.ndarray:
     """``q / |q|`` of quaternions whose ``|q|²`` is a finite normal number (as
     :func:`rotation_quats` checks)."""
-    return q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
+    return q / np.sqrt(_norm2(q))
 
 
 def rotation_matrices(x: Any, name: str) -> np.ndarray:
