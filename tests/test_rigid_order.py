@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from oracles import angle, matrix, rigid_reference
-from tumble import rigid
+from tumble import exact, rigid
 
 # An asymmetric body, a generic attitude and momentum, a constant world torque.
 J = np.array([1.0, 0.6, 0.35])
@@ -29,8 +29,11 @@ def reference(tau: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q)
 
 
-def errors(method: str, tau: np.ndarray | None) -> np.ndarray:
-    q_ref = reference(np.zeros(3) if tau is None else tau)
+def errors(method: str, tau: np.ndarray | None, q_ref: np.ndarray | None = None) -> np.ndarray:
+    """Attitude error at ``T_END`` over the halvings of ``DT0``, against ``q_ref`` (default:
+    the ODE reference)."""
+    if q_ref is None:
+        q_ref = reference(np.zeros(3) if tau is None else tau)
     w0 = matrix(Q0) @ (J * LB0)
     out = []
     for k in range(HALVINGS + 1):
@@ -58,6 +61,29 @@ def test_measured_order_matches_documented(method: str, with_torque: bool) -> No
     assert e[-1] > 1e-13
 
 
+BUSS = ["buss_second_order", "buss_augmented"]
+
+
+@pytest.mark.parametrize("method", BUSS)
+def test_buss_orders_against_the_exact_solution(method: str) -> None:
+    """Buss's methods torque-free against ``tumble.exact``: the global attitude error at
+    ``T_END`` falls as ``dt²``, one step's as ``dt³`` (the rotation vector ``wbar dt`` is the
+    Magnus vector of the step to ``O(dt²)``)."""
+    w0 = matrix(Q0) @ (J * LB0)
+    hs = DT0 / 2.0 ** np.arange(HALVINGS + 1)
+    q_end, _ = exact.torque_free(Q0, w0, J, T_END)
+    q_one, _ = exact.torque_free(Q0, w0, J, hs)
+    one_step = np.array(
+        [angle(q_one[k], rigid.step(Q0, w0, J, h, method)[0]) for k, h in enumerate(hs)]
+    )
+    order = rigid.ORDERS[method]
+    assert order == 2
+    for e, expected in ((errors(method, None, q_end), order), (one_step, order + 1)):
+        slopes = np.log2(e[:-1] / e[1:])
+        assert np.all(np.abs(slopes - expected) < ORDER_TOL), (e, slopes)
+        assert e[-1] > 1e-13
+
+
 def test_none_is_inconsistent_with_the_gyroscopic_body() -> None:
     """``none`` drops ``omega × L``: halving dt does not shrink its error at all."""
     e = errors("none", None)
@@ -75,7 +101,7 @@ def test_exact_method_matches_reference() -> None:
     assert angle(q_ref, tr.q[-1]) < 1e-10
 
 
-@pytest.mark.parametrize("method", ["momentum_first", "modified_jolt"])
+@pytest.mark.parametrize("method", ["momentum_first", "modified_jolt", *BUSS])
 def test_million_quarter_turn_steps_keep_L_norm(method: str) -> None:
     """10⁶ steps at a quarter turn per step stay finite and keep ``|L|`` to 1e-12."""
     w_body = J * LB0

@@ -222,6 +222,20 @@ TORQUE_METHODS = [
     m for m in rigid.METHODS if rigid.method_info(m).torque != "none" and rigid.ORDERS[m] > 0
 ]
 _REFERENCE: dict[str, np.ndarray] = {}
+#: The models whose world torque is constant: a held torque integrates them exactly.
+CONSTANT_WORLD = ("constant",)
+
+
+def order_under(method: str, name: str) -> int:
+    """The order ``method`` keeps under model ``name``: its registry order, except that a
+    held torque (taken at the start of the step and held over it) is first order in a torque
+    that changes over the step, so a held method of order 2 without torque (Buss's) falls to
+    1 there. Holding a torque constant in the world frame makes no error: there every
+    method keeps its order."""
+    order = int(rigid.ORDERS[method])
+    if rigid.method_info(method).torque == "held" and name not in CONSTANT_WORLD:
+        return min(order, 1)
+    return order
 
 
 def _reference_end(name: str) -> np.ndarray:
@@ -240,7 +254,7 @@ def _reference_end(name: str) -> np.ndarray:
 def test_every_method_keeps_its_order_under_every_model(method, name):
     # Every method under the mixed model (world, body, damping and gradient terms), every
     # model under one method of each form; every pair with TUMBLE_FULL=1 (tests/matrix.py).
-    order = int(rigid.ORDERS[method])
+    order = order_under(method, name)
     model, _ = MODELS[name]
     ref = _reference_end(name)
     errors = []

@@ -32,7 +32,9 @@ Conventions of the columns (all for a free body with every inverse moment ``J_i 
     only; ``"all"``: every torque-free body; ``"none"``.
 ``torque``
     Where the torque model (:mod:`tumble.torques`) is evaluated. ``"held"``: at the start
-    of the step, applied once as the method's algorithm says (first order); ``"strang"``:
+    of the step, applied once as the method's algorithm says (first order in a torque that
+    changes over the step, whatever ``order`` is; exact for a constant world torque in the
+    momentum-form methods); ``"strang"``:
     as exact half kicks of the torque's own flow before and after the free flow
     (``L_w += ½ dt tau`` for a torque of the attitude alone); ``"stages"``: at the
     Runge-Kutta stages; ``"none"``: torque-free only.
@@ -292,6 +294,15 @@ REGISTRY: tuple[MethodInfo, ...] = (
         "exact_split", 2, "exact | exact | exact | all | elliptic (compiled)",
         symmetric=True, torque="strang",
         description="Half kick, exact free flow, half kick: exact without torque, order 2 with it",
+    ),
+    _record(
+        "buss_second_order", 2, "exact | exact | local O(dt³), grows | spherical | 1 Q",
+        description="Buss (2000) second order: world L fixed, attitude Q((omega + dt/2 omega') dt)",
+    ),
+    _record(
+        "buss_augmented", 2,
+        "exact | exact | local O(dt³), grows | spherical | 1 Q + 1 cross product",
+        description="Buss (2000) augmented: buss_second_order + Magnus term dt²/12 omega' × omega",
     ),
 )  # fmt: skip
 """Every method, in the order of :data:`tumble.rigid.METHODS`."""

@@ -8,7 +8,7 @@ by clearing the momentum on such axes (:func:`~tumble._kernels.rigid.common.cons
 Modules, one concern each (numba caches per source file):
 
 * :mod:`~tumble._kernels.rigid.common`: tuple arithmetic, ``J_L``, ``J'``, a record;
-* :mod:`~tumble._kernels.rigid.steps`: the first-order steps (torque held over the step);
+* :mod:`~tumble._kernels.rigid.steps`: the steps that hold the torque over the step;
 * :mod:`~tumble._kernels.rigid.flows`: the torque-free flows of the symmetric methods;
 * :mod:`~tumble._kernels.rigid.rk4`: classical Runge-Kutta 4;
 * :mod:`~tumble._kernels.rigid.table`: the kernel table each of those registers in, and the

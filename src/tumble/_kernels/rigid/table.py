@@ -10,8 +10,9 @@ with only that method's step in it, and caches it on disk; no run-time id exists
 The forms a kernel takes (:attr:`Kernel.form`):
 
 ``"held"`` (:func:`held`)
-    A first-order step ``step(q, L_b, J, I, tau_b, h) -> (q1, L_b1)`` with the body-frame
-    torque at the start of the step held over it.
+    A step ``step(q, L_b, J, I, tau_b, h) -> (q1, L_b1)`` with the body-frame torque at the
+    start of the step held over it (first order in a torque that changes over the step;
+    Buss's two steps are second order without one).
 ``"flow"`` (:func:`flow`)
     The torque-free flow ``flow(q, L_b, J, I, h)`` of a time-symmetric method, which the
     loops wrap in the torque's exact half kicks (Strang) and compose to higher orders.
@@ -69,7 +70,7 @@ def _register(kernel: Kernel) -> None:
 
 
 def held(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated compiled step as method ``name``'s first-order step."""
+    """Register the decorated compiled step as method ``name``'s step with a held torque."""
 
     def register(step: Callable[..., Any]) -> Callable[..., Any]:
         _register(Kernel(name, "held", step))
