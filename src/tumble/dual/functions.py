@@ -1,7 +1,7 @@
 """NumPy array functions on duals: the ``__array_function__`` implementations.
 
 Importing this module registers each implementation in
-:data:`tumble.dual.number.HANDLED_FUNCTIONS` under the NumPy function it replaces (and
+:data:`tumble.dual.registry.HANDLED_FUNCTIONS` under the NumPy function it replaces (and
 ``np.matmul``, a ufunc that is not elementwise, under itself). They fall in three kinds:
 
 - shape functions (``reshape``, ``transpose``, ``stack``, ``where``...), which act on the
@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from tumble.dual.number import (
-    HANDLED_FUNCTIONS,
     Dual,
     as_operand,
     common_npartials,
@@ -34,6 +33,7 @@ from tumble.dual.number import (
     shape_of,
     split,
 )
+from tumble.dual.registry import HANDLED_FUNCTIONS
 from tumble.dual.rules import real_dtype, safe_ratio
 
 __all__ = ["render_table"]
@@ -1434,7 +1434,7 @@ def render_table() -> str:
     tables (NumPy's :data:`~tumble.dual.rules.RULES`, SciPy's
     :data:`~tumble.dual.special.SPECIAL_RULES`) and the registered array functions; a
     test keeps the page equal to this."""
-    from tumble.dual.number import ufunc_name
+    from tumble.dual.registry import ufunc_name
     from tumble.dual.rules import PREDICATES, RULES
     from tumble.dual.special import SPECIAL_RULES
 
