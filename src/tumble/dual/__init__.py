@@ -31,14 +31,18 @@ The package, one concern per module, each importing only those before it:
   on first use;
 - :mod:`~tumble.dual.number`: the :class:`Dual` type and its arithmetic, which applies the
   table to ufuncs and dispatches array functions through the registry;
-- :mod:`~tumble.dual.functions`: the array functions on duals, registered on import;
+- :mod:`~tumble.dual.shape`, :mod:`~tumble.dual.elementwise`,
+  :mod:`~tumble.dual.reductions`, :mod:`~tumble.dual.linalg`: the array functions on
+  duals, one family each, registered by :mod:`~tumble.dual.functions`, which imports them
+  and renders the table of supported functions;
 - :mod:`~tumble.dual.drivers`: ``derivative``, ``jacobian`` and the other drivers.
 
 ``rules`` <- ``special`` (lazily) <- ``registry``; ``registry``, ``settings``, ``fused``
-<- ``number`` <- ``functions``; and ``number``, ``settings`` <- ``drivers`` (``drivers``
-does not need ``functions``; importing the package loads both). Helpers shared between the
-modules have plain names but are not exported: each module's ``__all__`` lists only what
-the package offers, and the package's ``__all__`` is its API.
+<- ``number`` <- ``shape``, ``elementwise``; ``shape`` <- ``reductions``, ``linalg``; the
+four <- ``functions``; and ``number``, ``settings`` <- ``drivers`` (``drivers`` does not
+need ``functions``; importing the package loads both). Helpers shared between the modules
+have plain names but are not exported: each module's ``__all__`` lists only what the
+package offers, and the package's ``__all__`` is its API.
 
 See ``docs/dual.md`` for the tour and the limitations.
 """
