@@ -350,7 +350,7 @@ def test_fused_chain_rule_of_large_duals_gives_numpys_bits(rng, dtype, monkeypat
     """Large binary results take the row kernel; it must give the same bits as the ufunc
     that small ones take (``c_a * dA + c_b * dB``, no fused multiply-add), for strided
     values, broadcast seed partials, full partials, scalar and array coefficients."""
-    import tumble.dual.number as number
+    import tumble.dual.fused as fusion
     from tumble._kernels.dual import lincomb2, lincomb2_rows
     from tumble.dual import jacobian
 
@@ -360,7 +360,7 @@ def test_fused_chain_rule_of_large_duals_gives_numpys_bits(rng, dtype, monkeypat
         calls.append(args[-1].shape)
         return lincomb2_rows(*args)
 
-    monkeypatch.setattr(number, "_LINCOMB2", [lincomb2, kernel])
+    monkeypatch.setattr(fusion, "_LINCOMB2", [lincomb2, kernel])
 
     def f(p):
         a, b, c = p[..., 0], p[..., 1], p[..., 2]
@@ -371,7 +371,7 @@ def test_fused_chain_rule_of_large_duals_gives_numpys_bits(rng, dtype, monkeypat
     x = rng.normal(size=(4000, 3)).astype(dtype)  # 12 000 partials per result
     fused = jacobian(f, x, batched=True)
     assert len(calls) >= 5  # every binary rule with both arguments dual
-    monkeypatch.setattr(number, "FUSED_ROWS_MIN", 2**62)
+    monkeypatch.setattr(fusion, "FUSED_ROWS_MIN", 2**62)
     plain = jacobian(f, x, batched=True)
     assert fused.dtype == plain.dtype == dtype
     np.testing.assert_array_equal(fused, plain)

@@ -1,4 +1,4 @@
-"""Fused chain-rule kernels behind ``tumble.dual.number``, where the rule table is applied.
+"""Fused chain-rule kernels behind ``tumble.dual.fused``, for the binary rules on duals.
 
 The chain rule of a binary operation is ``d out = c_a d a + c_b d b``. NumPy evaluates it
 in three passes with two temporaries over arrays ``k`` times the size of the value; these

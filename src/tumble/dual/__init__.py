@@ -24,15 +24,25 @@ The package, one concern per module, each importing only those before it:
   of the dual type;
 - :mod:`~tumble.dual.special`: the rules of ``scipy.special`` ufuncs (DLMF-cited), imported
   only when a SciPy ufunc first meets a dual, so that this package does not import SciPy;
-- :mod:`~tumble.dual.number`: the :class:`Dual` type, which applies the table to ufuncs
-  and dispatches array functions through a registry;
-- :mod:`~tumble.dual.functions`: the array functions on duals, registered on import;
+- :mod:`~tumble.dual.registry`: what duals support: the rule of a ufunc, the registry of
+  array functions, and their names;
+- :mod:`~tumble.dual.settings`: the context-local switches (:func:`nan_safe`);
+- :mod:`~tumble.dual.fused`: the binary chain rule in one pass, by compiled kernels loaded
+  on first use;
+- :mod:`~tumble.dual.number`: the :class:`Dual` type and its arithmetic, which applies the
+  table to ufuncs and dispatches array functions through the registry;
+- :mod:`~tumble.dual.shape`, :mod:`~tumble.dual.elementwise`,
+  :mod:`~tumble.dual.reductions`, :mod:`~tumble.dual.linalg`: the array functions on
+  duals, one family each, registered by :mod:`~tumble.dual.functions`, which imports them
+  and renders the table of supported functions;
 - :mod:`~tumble.dual.drivers`: ``derivative``, ``jacobian`` and the other drivers.
 
-``rules`` <- ``special`` (lazily) <- ``number`` <- ``functions``, and ``rules`` <- ``number``
-<- ``drivers`` (``drivers`` does not need ``functions``; importing the package loads both).
-Helpers shared between the modules have plain names but are not exported: each module's
-``__all__`` lists only what the package offers, and the package's ``__all__`` is its API.
+``rules`` <- ``special`` (lazily) <- ``registry``; ``registry``, ``settings``, ``fused``
+<- ``number`` <- ``shape``, ``elementwise``; ``shape`` <- ``reductions``, ``linalg``; the
+four <- ``functions``; and ``number``, ``settings`` <- ``drivers`` (``drivers`` does not
+need ``functions``; importing the package loads both). Helpers shared between the modules
+have plain names but are not exported: each module's ``__all__`` lists only what the
+package offers, and the package's ``__all__`` is its API.
 
 See ``docs/dual.md`` for the tour and the limitations.
 """
@@ -50,7 +60,7 @@ from tumble.dual.drivers import (
     hessian,
     jacobian,
 )
-from tumble.dual.number import Dual, nan_safe
+from tumble.dual.number import Dual
 from tumble.dual.rules import (
     MINUS_ONE,
     NOT_DIFFERENTIABLE,
@@ -62,6 +72,7 @@ from tumble.dual.rules import (
     Partner,
     Rule,
 )
+from tumble.dual.settings import nan_safe
 
 __all__ = [
     "DEFAULT_CHUNK",

@@ -31,16 +31,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from tumble._errors import InputError
 from tumble._validate import as_float_array, as_int
-from tumble.dual.number import (
-    Dual,
-    checking_every_coefficient,
-    is_plain,
-    make_dual,
-    nan_safe_enabled,
-    shape_of,
-    split,
-)
+from tumble.dual.number import Dual, is_plain, make_dual, shape_of, split
 from tumble.dual.rules import real_dtype
+from tumble.dual.settings import checking_every_coefficient, nan_safe_enabled
 
 __all__ = [
     "DEFAULT_CHUNK",

@@ -1,11 +1,20 @@
-"""The dual-number array type: a value plus ``k`` partials per element, tagged.
+"""The dual-number array type: a value plus ``k`` partials per element, tagged, and its
+arithmetic.
 
 :class:`Dual` is ``value + Σ_j ε_j partials[..., j]`` with ``ε_i ε_j = 0``. Ufuncs reach
 :meth:`Dual.__array_ufunc__` and go through the rule table of :mod:`tumble.dual.rules`
-(value by the ufunc, partials by the chain rule); array functions reach
-:meth:`Dual.__array_function__` and go through :data:`HANDLED_FUNCTIONS`, which
-:mod:`tumble.dual.functions` fills. The ndarray-like methods (``.T``, ``.sum``...) call the
-NumPy functions, so they take the same path.
+(found by :func:`~tumble.dual.registry.rule_of`), applied here: the value by the ufunc,
+the partials by the chain rule, NaN-safe (:mod:`tumble.dual.settings`) and, for a binary
+rule, in one fused pass (:mod:`tumble.dual.fused`). Array functions reach
+:meth:`Dual.__array_function__` and go through
+:data:`~tumble.dual.registry.HANDLED_FUNCTIONS`, which :mod:`tumble.dual.functions` fills.
+The ndarray-like methods (``.T``, ``.sum``...) call the NumPy functions, so they take the
+same path.
+
+The type and the application of the rule table are one module because each needs the
+other: the arithmetic operators go straight to the rule application (skipping NumPy's
+override dispatch, on the hot path of every dual operation), and the rule application
+builds duals.
 
 Tags keep nested differentiations apart: arithmetic between duals of different tags nests
 them, the larger tag outside, its value and partials duals of the smaller tag.
@@ -14,16 +23,14 @@ Besides the type, this module holds the helpers that the other modules of the pa
 on "things that may be duals" (:func:`split`, :func:`full`, :func:`make_dual`...); they
 work in the internal layout, partials ``(k,) + S`` with the ``k`` axis first, trust their
 operands, and are not exported (``__all__`` is the type, its function registry and
-:func:`nan_safe`).
+:func:`nan_safe`, which live in :mod:`~tumble.dual.registry` and
+:mod:`~tumble.dual.settings`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +38,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from tumble._errors import InputError
 from tumble._validate import as_float_array, as_int
+from tumble.dual.fused import fused_lincomb2
+from tumble.dual.registry import HANDLED_FUNCTIONS, function_name, rule_of, ufunc_name
 from tumble.dual.rules import (
     FINITE_DERIVATIVES,
     MINUS_ONE,
@@ -45,148 +54,19 @@ from tumble.dual.rules import (
     Rule,
     real_dtype,
 )
+from tumble.dual.settings import EVERY_COEFFICIENT, NAN_SAFE, nan_safe
+
+# The drivers' switch lived here before settings.py; its old path keeps working.
+from tumble.dual.settings import checking_every_coefficient as checking_every_coefficient
 
 # The helpers on "things that may be duals" (split, full, make_dual...) serve the other
 # modules of the package and are not exported: the API is the type and nan_safe.
 __all__ = ["HANDLED_FUNCTIONS", "Dual", "nan_safe"]
 
-HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
-"""NumPy function -> its implementation on duals (filled by :mod:`tumble.dual.functions`)."""
-
 
 # --------------------------------------------------------------------------------------
-# The rule of a ufunc, NaN-safe products
+# NaN-safe products
 # --------------------------------------------------------------------------------------
-
-
-def rule_of(ufunc: Any) -> Rule | None:
-    """The :class:`Rule` of ``ufunc``: NumPy's from :data:`RULES`, SciPy's from
-    :mod:`tumble.dual.special`, which is imported here, on first use (a SciPy ufunc can
-    only reach a dual once SciPy is imported, so ``import tumble.dual`` never imports it)."""
-    rule = RULES.get(ufunc)
-    if rule is None and "scipy.special" in sys.modules:
-        from tumble.dual.special import SPECIAL_RULES
-
-        rule = SPECIAL_RULES.get(ufunc)
-    return rule
-
-
-def ufunc_name(ufunc: Any) -> str:
-    """``numpy.sin`` or ``scipy.special.erf``: where the user found the ufunc."""
-    name = getattr(ufunc, "__name__", repr(ufunc))
-    special = sys.modules.get("scipy.special")
-    if special is not None and getattr(special, name, None) is ufunc:
-        return f"scipy.special.{name}"
-    if getattr(np, name, None) is ufunc:
-        return f"numpy.{name}"
-    return name
-
-
-_LINCOMB2: list[Callable[..., Any]] = []
-
-FUSED_ROWS_MIN = 8192
-"""Fewest partials in a result for which the binary chain rule runs in the row kernel
-``lincomb2_rows``; below, the ``lincomb2`` ufunc, cheaper to call, is faster."""
-
-
-def _as_rows(p: np.ndarray, k: int, shape: tuple[int, ...]) -> np.ndarray | None:
-    """Partials ``(k,) + shape`` (C-contiguous) or ``(k, 1, ..., 1)`` as rows ``(k, m)``
-    with ``m`` the size or 1; None for other layouts."""
-    if p.shape[1:] == shape and p.flags.c_contiguous:
-        return p.reshape(k, -1)
-    if p.size == k:
-        return p.reshape(k, 1)
-    return None
-
-
-def _as_flat(c: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
-    """A coefficient of ``shape`` as a flat array (a scalar as length 1) of ``dtype``;
-    None for other shapes and dtypes."""
-    if c.__class__ is np.ndarray:
-        if c.dtype != dtype:
-            return None
-        if c.shape == shape and (c.ndim <= 1 or c.flags.c_contiguous):
-            return c.reshape(-1)
-        return c.reshape(1) if c.size == 1 else None
-    if isinstance(c, float | int):  # a Python number is weakly typed: it takes dtype
-        return np.full(1, c, dtype=dtype)
-    return c.reshape(1) if c.dtype == dtype else None  # a NumPy scalar
-
-
-def _lincomb2(ca: Any, pa: Any, cb: Any, pb: Any, k: int, shape: tuple[int, ...]) -> Any:
-    """``ca * pa + cb * pb`` for plain coefficients (broadcasting to ``shape``) and
-    partials (``(k, ...)``, broadcasting to ``(k,) + shape``) in one fused pass: by the row
-    kernel when the result is large and the layouts allow (the usual case), else by the
-    ufunc; the two give the same bits. The kernels are imported on first use: importing
-    numba (which imports SciPy) waits until a binary operation on duals needs it, so that
-    ``import tumble.dual`` stays light and SciPy-free."""
-    if not _LINCOMB2:
-        from tumble._kernels.dual import lincomb2, lincomb2_rows
-
-        _LINCOMB2.extend((lincomb2, lincomb2_rows))
-    size = math.prod(shape)
-    if k * size >= FUSED_ROWS_MIN:
-        dtype = pa.dtype
-        ra = _as_rows(pa, k, shape)
-        rb = _as_rows(pb, k, shape) if pb.dtype == dtype else None
-        fa, fb = _as_flat(ca, shape, dtype), _as_flat(cb, shape, dtype)
-        if ra is not None and rb is not None and fa is not None and fb is not None:
-            m = max(ra.shape[1], rb.shape[1], fa.shape[0], fb.shape[0])
-            out = _LINCOMB2[1](fa, ra, fb, rb, np.empty((k, m), dtype=dtype))
-            return out.reshape((k, *shape) if m == size else (k,) + (1,) * len(shape))
-    return _LINCOMB2[0](ca, pa, cb, pb)
-
-
-# Both switches are context-local: a thread or an asyncio task that turns one off changes
-# only its own derivatives (as tumble.memory_limit does for the memory limit).
-_NAN_SAFE: ContextVar[bool] = ContextVar("tumble_dual_nan_safe", default=True)
-_EVERY_COEFFICIENT: ContextVar[bool] = ContextVar("tumble_dual_every_coefficient", default=False)
-
-
-@contextlib.contextmanager
-def nan_safe(enabled: bool = True) -> Iterator[None]:
-    """Within the block, turn NaN-safe partials on (the default) or off.
-
-    NaN-safe: a partial that is zero stays zero whatever it is multiplied by, so an
-    infinite derivative (``sqrt`` at 0) cannot turn an unrelated zero partial into NaN:
-    ``gradient(lambda v: np.sqrt(v[0]) + v[1], [0, 1])`` is ``[inf, 1]``, not
-    ``[inf, nan]`` (ForwardDiff.jl's NaN-safe mode). The check costs a pass over each
-    value-sized coefficient; ``docs/dual.md`` gives the measured cost.
-
-    Context-local, like :func:`tumble.memory_limit`: other threads and asyncio tasks keep
-    their own setting, and the previous one is restored on exit. A thread started inside
-    the block begins with the default (on) unless it runs in a copy of this context
-    (``contextvars.copy_context().run``).
-    """
-    if not isinstance(enabled, bool):
-        raise InputError(f"enabled: expected True or False, got {enabled!r}")
-    token = _NAN_SAFE.set(enabled)
-    try:
-        yield
-    finally:
-        _NAN_SAFE.reset(token)
-
-
-def nan_safe_enabled() -> bool:
-    """Whether NaN-safe partials are on in this context (:func:`nan_safe`)."""
-    return _NAN_SAFE.get()
-
-
-@contextlib.contextmanager
-def checking_every_coefficient() -> Iterator[None]:
-    """Within the block (context-local), the NaN-safe product checks the coefficients of
-    every rule, not only of those outside :data:`~tumble.dual.rules.FINITE_DERIVATIVES`.
-
-    A coefficient of such a rule is not finite only where an input or the value already
-    is (``x * y`` with ``y = 1/0``). Checking them all costs a pass over every value-sized
-    coefficient (13 % on the benchmark), so the drivers evaluate ``f`` without it and
-    again with it only if the result holds a NaN: the same result as always checking.
-    """
-    token = _EVERY_COEFFICIENT.set(True)
-    try:
-        yield
-    finally:
-        _EVERY_COEFFICIENT.reset(token)
 
 
 def _all_finite(c: Any) -> bool:
@@ -215,7 +95,7 @@ def times(c: Any, p: Any, check: bool = True) -> Any:
     """``c * p`` for a coefficient ``c`` and partials ``p``, NaN-safe: where ``p`` is zero
     the product is zero even if ``c`` is infinite or NaN (when :func:`nan_safe` is on and
     ``check``)."""
-    if check and _NAN_SAFE.get() and not _all_finite(c):
+    if check and NAN_SAFE.get() and not _all_finite(c):
         with np.errstate(invalid="ignore"):
             return np.where(_is_zero(p), np.zeros((), dtype=real_dtype(p)), c * p)
     return c * p
@@ -246,6 +126,13 @@ def split(x: Any, tag: int) -> tuple[Any, Any]:
     if isinstance(x, Dual) and x.tag == tag:
         return x._v, x._d
     return x, None
+
+
+def bottom(x: Any) -> Any:
+    """The plain value at the bottom of a (nested) dual."""
+    while isinstance(x, Dual):
+        x = x._v
+    return x
 
 
 def as_operand(x: Any) -> Any:
@@ -415,10 +302,7 @@ class Dual:
     @property
     def dtype(self) -> np.dtype:
         """The real dtype of values and partials (float32 or float64)."""
-        value = self._v
-        while isinstance(value, Dual):
-            value = value._v
-        return real_dtype(value)
+        return real_dtype(bottom(self._v))
 
     @property
     def T(self) -> Dual:
@@ -672,18 +556,13 @@ class Dual:
             name = getattr(func, "__module__", "numpy") + "." + getattr(func, "__name__", "?")
             raise TypeError(
                 f"{name} is not supported on Dual arrays. Supported array functions: "
-                + ", ".join(sorted(f"np.{_function_name(f)}" for f in HANDLED_FUNCTIONS))
+                + ", ".join(sorted(f"np.{function_name(f)}" for f in HANDLED_FUNCTIONS))
                 + ". To request one, open an issue naming the function (docs/dual.md)"
             )
         return impl(*args, **kwargs)
 
 
 _OPERANDS: tuple[type[Any], ...] = (Dual, *PLAIN_OPERANDS)
-
-
-def _function_name(func: Any) -> str:
-    module = getattr(func, "__module__", "") or ""
-    return ("linalg." if "linalg" in module else "") + func.__name__
 
 
 def _read_only(x: Any) -> Any:
@@ -753,7 +632,7 @@ def _apply(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> Any:
     A result with one contributing argument keeps its partials unevaluated as
     ``coefficient * partials``; the next operation folds that coefficient into its own
     (value-sized work) instead of multiplying ``k`` times as many numbers, and a binary
-    rule evaluates both terms in one fused pass (:func:`_lincomb2`).
+    rule evaluates both terms in one fused pass (:func:`~tumble.dual.fused.fused_lincomb2`).
     """
     # The hot path of every dual operation: written flat (few helper calls), since at
     # slice sizes that fit in cache the Python work here costs as much as the arithmetic.
@@ -791,7 +670,7 @@ def _apply(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> Any:
         ]
     shape = out.shape if out.__class__ is np.ndarray or isinstance(out, Dual) else np.shape(out)
     ndim = len(shape)
-    check = _NAN_SAFE.get() and (_EVERY_COEFFICIENT.get() or ufunc not in FINITE_DERIVATIVES)
+    check = NAN_SAFE.get() and (EVERY_COEFFICIENT.get() or ufunc not in FINITE_DERIVATIVES)
     k = -1
     terms: list[tuple[Any, Any]] = []
     for c, a in zip(coefficients, parts, strict=True):
@@ -836,7 +715,7 @@ def _apply(ufunc: np.ufunc, rule: Rule, args: list[Any]) -> Any:
         cb = cb.value
     plain = is_plain(ca) and is_plain(pa) and is_plain(cb) and is_plain(pb)
     if plain and (not check or (_all_finite(ca) and _all_finite(cb))):
-        return make_dual(out, full(_lincomb2(ca, pa, cb, pb, k, shape), k, shape, out), tag)
+        return make_dual(out, full(fused_lincomb2(ca, pa, cb, pb, k, shape), k, shape, out), tag)
     dp = times(ca, pa, check) + times(cb, pb, check)
     return make_dual(out, full(dp, k, shape, out), tag)
 

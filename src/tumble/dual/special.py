@@ -1,6 +1,6 @@
 """Derivative rules of ``scipy.special`` ufuncs, each from the DLMF.
 
-Loaded by :func:`tumble.dual.number.rule_of` the first time a SciPy ufunc meets a dual
+Loaded by :func:`tumble.dual.registry.rule_of` the first time a SciPy ufunc meets a dual
 (SciPy is then already imported), never by ``import tumble.dual``. Each :class:`Rule`
 cites the DLMF equation its derivative comes from (https://dlmf.nist.gov/, by number), and
 every derivative is written with ufuncs that have rules themselves, so that second
