@@ -119,7 +119,7 @@ def unit_quat(x: ArrayLike, name: str, dtype: np.dtype | None = None) -> np.ndar
     NumPy: the squared norms it divides by are the ones it checks (one pass, and nothing
     to compile on a first ``simulate``).
     """
-    q = quats(as_float_array(x, name, (4,), dtype=dtype), name)
+    q = as_float_array(x, name, (4,), dtype=dtype)  # finite, as quats checks
     if not q.size:
         return q
     with np.errstate(over="ignore", under="ignore"):
