@@ -68,13 +68,16 @@ def test_one_method_compiles_and_caches_only_its_own_loop(tmp_path):
         """,
         tmp_path,
     )
-    loops = _index_entries(tmp_path, "loops.simulate_blocks")
+    # One loop, compiled once: rk4's torque-free simulate entry.
+    entries = {p.name.split("-")[0] for p in tmp_path.rglob("loops.*.nbi")}
+    assert entries == {"loops._simulate_range__rk4__free"}
+    loops = _index_entries(tmp_path, "loops._simulate_range__rk4__free")
     assert len(loops) == 1
     assert loops[0].startswith("(Method[rk4],")
     cached = {p.name.split("-")[0] for p in tmp_path.rglob("*.nbi")}
     others = {f"steps.{name}" for name in dir(steps) if name.startswith("step_")}
     assert not cached & (others | {"flows.free_midpoint", "flows.free_exact"})
-    assert re.search(r"^tumble compiling the rk4 loop \(simulate_blocks", run.stderr, re.M)
+    assert re.search(r"^tumble compiling the rk4 loop \(_simulate_range", run.stderr, re.M)
 
 
 def test_an_edit_to_any_kernel_source_recompiles_what_depends_on_it(tmp_path):

@@ -95,6 +95,12 @@ def _torque_inputs(
     return qa, wa, Ja, batch, dtype, as_model(ea["torque"].astype(np.float64))
 
 
+def _free(args: tuple[Any, np.ndarray, Any]) -> bool:
+    """Whether the kernel arguments ``(kinds, P, fn)`` of a model are those of no torque
+    (the loops compile it apart, with no torque code)."""
+    return args[0] is None and args[2] is None
+
+
 def _over_ranges(
     kernel: Callable[..., Any],
     count: int,
@@ -248,9 +254,11 @@ def step(
     L1 = np.empty_like(Lf)
     n = qf.shape[0]
     model = as_model(model)
+    args = model.kernel_args(batch)
+    tag, gamma = _kernel_args(info)
     _over_ranges(
-        _loops.step_bodies, n, n, _kernel_args(info), model,
-        qf, Lf, Jf, model.kernel_args(batch), t0, dts, q1, L1,
+        _loops.step_entry(tag, _free(args)), n, n, (tag, gamma), model,
+        qf, Lf, Jf, args, t0, dts, q1, L1,
     )  # fmt: skip
     w1 = _inertia.world_omega_gu(q1, L1, Jf)
     check_step(info.name, q1, w1, Lf, batch, torque is not None)
@@ -321,10 +329,11 @@ def _step_one(
     if call is not None:
         status = call(*call_args)
     else:
+        entry = _loops.one_body_entry(tag, _free(args))
         what = lambda: f"the {method} step of one body ({_torque_label(model)})"  # noqa: E731
         with first_use(key, what):
-            status = _loops.step_one(*call_args)
-        _ONE_BODY_ENTRIES[key] = compiled_entry(_loops.step_one, call_args)
+            status = entry(*call_args)
+        _ONE_BODY_ENTRIES[key] = compiled_entry(entry, call_args)
     # A zero quaternion is what the normalisation of one whose squared norm overflowed
     # gives: the validating path raises for it (check_step).
     if status or (q1[0] == 0.0 and not q1.any()):
@@ -463,7 +472,7 @@ def simulate(
     Lf = _flat(_body_momentum(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
     if info.kernel is None:
         # "exact" is exact_split's flow without torque: the compiled loop evaluates it from
-        # the initial state at each record (``_exact_flow_block``).
+        # the initial state at each record (``loops.simulate_exact``).
         from tumble.exact import check_phase
 
         _exact_call(check_phase, "dt, steps", Lf, Jf, t.astype(np.float64))
@@ -479,9 +488,10 @@ def simulate(
     else:
         model = as_model(model)
         args = model.kernel_args(batch)
+        tag, gamma = _kernel_args(info, "exact_split")
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
         bad = sum(_over_ranges(
-            _loops.simulate_blocks, -(-n // _loops.BLOCK), n, _kernel_args(info, "exact_split"),
+            _loops.simulate_entry(tag, _free(args)), -(-n // _loops.BLOCK), n, (tag, gamma),
             model, qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out, out_e,
         ))  # fmt: skip
         if bad and n_steps:
@@ -528,6 +538,7 @@ def _simulate_callable(
     for v in views:
         v.flags.writeable = False
     kernel = _kernel_args(info)
+    loop = _loops.step_record_entry(kernel[0])
     _loops.record_all(q, L, J, 0, *out)
     bad = 0
     r = 1
@@ -537,7 +548,7 @@ def _simulate_callable(
         tau = _torque_now(torque, t, qv, wv, batch, dtype)
         record = s % every == 0 or s == steps
         status = max(_over_ranges(
-            _loops.step_record, n, n, kernel, None, q, L, J, tau, t, dt, r if record else -1, w,
+            loop, n, n, kernel, None, q, L, J, tau, t, dt, r if record else -1, w,
             *out,
         ))  # fmt: skip
         if status:

@@ -26,8 +26,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from numba import types
-
 from tumble._kernels import built_njit
 from tumble._kernels.rigid.common import constrain
 from tumble._kernels.rigid.table import Kernel
@@ -47,16 +45,6 @@ def step_of(kernel: Kernel, composed: bool, free_body: bool) -> Any:
     loop, and as an ``@overload`` compiled it in full once more before inlining it.
     """
     return built_njit(inline="always")(implementation(kernel, composed, free_body))
-
-
-def method_step(method: Any, model: Any) -> Any:
-    """:func:`step_of` for the numba types of a method tag and a torque model."""
-    return step_of(method.kernel, method.composed, torque_free(model))
-
-
-def torque_free(model: Any) -> bool:
-    """Whether the numba type of a model ``(kinds, P, fn)`` is the model without torque."""
-    return isinstance(model[0], types.NoneType) and isinstance(model[2], types.NoneType)
 
 
 @functools.cache

@@ -1,20 +1,24 @@
 """The loops over bodies and steps behind ``tumble.rigid.simulate`` and ``step``.
 
-Every loop takes the method as its first argument, a
-:class:`~tumble._kernels.rigid.table.Tag` whose numba type names the kernel, so numba
-compiles each loop once per method (plain or composed), per torque-model structure (the
-type of ``kinds``, :mod:`tumble._kernels.torques`) and per array type, with that method's
-step alone inlined (:func:`tumble._kernels.rigid.compose.step_of`), and caches it on disk.
-Each loop is an entry point that calls a ``_..._loop`` stub, whose overload builds the loop
-around the step of the method and model it is typed with.
-The loops widen the inputs to float64 on entry; ``gamma`` holds a composition's sub-step
-coefficients (float64, empty for a plain method).
+Each loop is written once, as a template that calls ``_STEP``, and compiled as an entry
+point of its own per method (plain or composed) and per kind of model (no torque, or a
+torque), with that method's step bound to ``_STEP`` (:func:`_entry`;
+:func:`tumble._kernels.rigid.compose.step_of` builds the step, which is inlined):
+:func:`simulate_entry`, :func:`step_entry`, :func:`one_body_entry` and
+:func:`step_record_entry` return them. numba then specialises each entry per torque-model
+structure (the type of ``kinds``, :mod:`tumble._kernels.torques`) and per array type, and
+caches it on disk. The loop is the entry itself: no outer function links and optimises it
+a second time (that cost a third of a first ``simulate``'s compile).
 
-Without torque (a compile-time fact of the model's type) the simulate loop carries what the
-symmetric methods keep exactly: their ``L_b`` after each step comes from the run's initial
-world ``L`` (an identity in exact arithmetic), and the exact flow (``exact_split``, the
-``exact`` method) is evaluated from the initial state (:func:`_exact_flow_block`), so
-round-off does not accumulate in the invariants.
+The method still travels as the first argument, a :class:`~tumble._kernels.rigid.table.Tag`
+(an empty value), because the steps take it; ``gamma`` holds a composition's sub-step
+coefficients (float64, empty for a plain method). The loops take float64 inputs.
+
+Without torque the simulate loop carries what the symmetric methods keep exactly: their
+``L_b`` after each step comes from the run's initial world ``L`` (an identity in exact
+arithmetic), and the exact flow (``exact_split``, the ``exact`` method) is evaluated from
+the initial state (:func:`simulate_exact`), so round-off does not accumulate in the
+invariants.
 
 Threads: the loops run over a range of blocks or bodies, and
 :func:`tumble._kernels.dispatch.run_split` runs ranges on several Python threads at once
@@ -26,14 +30,15 @@ from __future__ import annotations
 
 import functools
 import math
+import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba.extending import overload
 
-from tumble._kernels import OVERLOAD_OPTIONS, njit
+from tumble._kernels import built_njit, njit
 from tumble._kernels.exact import evaluate_scaled, prepare_scaled
+from tumble._kernels.rigid import table
 from tumble._kernels.rigid.common import (
     constrain,
     load3,
@@ -43,12 +48,12 @@ from tumble._kernels.rigid.common import (
     record,
     to_body,
 )
-from tumble._kernels.rigid.compose import method_step, step_of, torque_free
-from tumble._kernels.rigid.table import TagType
+from tumble._kernels.rigid.compose import step_of
+from tumble._kernels.rigid.table import Tag
 from tumble._kernels.rotation import qrotate
 from tumble._kernels.torques import CONSTANT_WORLD, kinds_of
 
-#: Bodies per block in :func:`simulate_blocks`. A step is one long dependency chain
+#: Bodies per block in :func:`_simulate_range`. A step is one long dependency chain
 #: (products, a division, a square root, each feeding the next), so one body at a time
 #: leaves the core waiting on latencies. The loop instead runs one step over a block of
 #: bodies (state in an 8 KB scratch array, in L1) inside the loop over steps, with the step
@@ -65,111 +70,108 @@ FIRST = np.int64(0)
 HELD_TORQUE = kinds_of((CONSTANT_WORLD,))
 
 
-def simulate_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
-    """Run and record bodies ``b0 .. b0 + BLOCK - 1`` (fewer at the end): compiled code
-    only. ``out`` is ``(q_out, w_out, Lw_out, Lb_out, E_out)``. Returns the number of
-    non-finite records."""
-    raise NotImplementedError("simulate_block runs in compiled code only")  # pragma: no cover
+def _simulate_range(
+    method, gamma, g0, g1, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+):
+    """Run blocks ``g0 .. g1 - 1`` of :data:`BLOCK` bodies for ``steps`` steps each,
+    recording every ``every``-th state, the initial state first and the final state last
+    (the template of :func:`simulate_entry`, with ``_STEP`` the method's step, inlined,
+    and ``_CARRY`` whether the method keeps world ``L`` exactly: symmetric, no torque).
 
+    ``q0`` (N, 4) unit, ``L0`` (N, 3) body momentum, ``J`` (N, 3), ``model`` the torque
+    ``(kinds, P, fn)`` (time starts at 0); outputs (R, N, ...) with ``R = ceil(steps /
+    every) + 1``. Returns the number of non-finite records (0 spares the caller a pass over
+    them).
 
-@overload(simulate_block, jit_options=OVERLOAD_OPTIONS)
-def _simulate_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
-    if not isinstance(method, TagType):
-        return None
-    kernel = method.kernel
-    if kernel.exact and torque_free(model):
-        return _exact_flow_block
-    return _stepping_block(kernel.symmetric and torque_free(model), method_step(method, model))
-
-
-@functools.cache
-def _stepping_block(carry: bool, step: Any) -> Callable[..., Any]:
-    """The block loop of :func:`simulate_block` around ``step`` (the method's, inlined), with
-    ``carry`` a compile-time constant.
-
-    Each body takes exactly the steps ``step`` takes alone; only the order of bodies
-    and steps is interchanged. With ``carry`` (a symmetric method without torque), the
-    method keeps world ``L`` exactly, so after each step ``L_b = R1ᵀ L_w0`` with ``L_w0``
-    the body's initial world momentum: the same state in exact arithmetic, and the same
-    order, but ``|L|`` and world ``L`` stay within a few ulps over any run instead of
+    Each body takes exactly the steps ``_STEP`` takes alone; only the order of bodies
+    and steps is interchanged. With ``_CARRY``, after each step ``L_b = R1ᵀ L_w0`` with
+    ``L_w0`` the body's initial world momentum: the same state in exact arithmetic, and the
+    same order, but ``|L|`` and world ``L`` stay within a few ulps over any run instead of
     walking by round-off (world ``L`` of the compositions over 10⁵ steps: 1.2e-13 to
     3.7e-13 restarted, below 2e-15 carried). Not with a locked axis (the constraint changes
     world ``L``).
     """
-
-    def stepping_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
-        q_out, w_out, Lw_out, Lb_out, E_out = out
-        m = min(BLOCK, q0.shape[0] - b0)
-        # Rows: q (4), L_b (3), J (3), I (3), the carried world L (3; NaN: not carried);
-        # one column per body.
-        S = np.empty((16, m))
-        bad = 0
-        for i in range(m):
-            b = b0 + i
-            Jb = load3(J, b)
-            Ib = pseudo_inverse(Jb)
-            q = load4(q0, b)
-            Lw = qrotate(q, load3(L0, b))
-            if not (carry and Jb[0] > 0.0 and Jb[1] > 0.0 and Jb[2] > 0.0):
-                Lw = (math.nan, math.nan, math.nan)
-            for c in range(4):
-                S[c, i] = q0[b, c]
-            for c in range(3):
-                S[4 + c, i] = L0[b, c]
-                S[7 + c, i] = Jb[c]
-                S[10 + c, i] = Ib[c]
-                S[13 + c, i] = Lw[c]
-            bad += record(FIRST, b, q, load3(L0, b), Jb, q_out, w_out, Lw_out, Lb_out, E_out)
-        r = FIRST + 1
-        for s in range(1, steps + 1):
-            t = (s - 1) * h
-            for i in range(m):
-                q, L = step(
-                    method,
-                    gamma,
-                    (S[0, i], S[1, i], S[2, i], S[3, i]),
-                    (S[4, i], S[5, i], S[6, i]),
-                    (S[7, i], S[8, i], S[9, i]),
-                    (S[10, i], S[11, i], S[12, i]),
-                    model,
-                    b0 + i,
-                    t,
-                    h,
-                )
-                if carry and S[13, i] == S[13, i]:
-                    L = to_body(q, (S[13, i], S[14, i], S[15, i]))
-                for c in range(4):
-                    S[c, i] = q[c]
-                for c in range(3):
-                    S[4 + c, i] = L[c]
-            if s % every == 0 or s == steps:
-                for i in range(m):
-                    Jb = (S[7, i], S[8, i], S[9, i])
-                    L = constrain((S[4, i], S[5, i], S[6, i]), Jb)
-                    q = (S[0, i], S[1, i], S[2, i], S[3, i])
-                    bad += record(r, b0 + i, q, L, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
-                r += 1
-        return bad
-
-    return stepping_block
+    out = (q_out, w_out, Lw_out, Lb_out, E_out)
+    # Rows: q (4), L_b (3), J (3), I (3), the carried world L (3; NaN: not carried); one
+    # column per body of the block.
+    S = np.empty((16, BLOCK))
+    bad = 0
+    for g in range(g0, g1):
+        b0 = BLOCK * g
+        bad += _run_block(method, gamma, b0, q0, L0, J, model, h, steps, every, S, out)
+    return bad
 
 
-def _exact_flow_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out):
-    """:func:`simulate_block` for the exact flow without torque.
-
-    Each step of ``exact_split`` (composed or not) is then the exact free flow over ``h``
-    (the kicks are zero, and the flows of a composition add up to one over ``Σ γ_i h = h``),
-    so the state after ``n`` steps is the flow over ``n h`` from the initial state: one
-    :func:`prepare_scaled` per body and one evaluation per record, as the ``exact`` method
-    does. Restarting the flow every step instead walks the invariants by round-off, and the
-    phase with them (measured on the peer body, ``dt = 0.1``, 10⁴ steps:
-    ``exact_split:suzuki4`` 4e-12 rad from ``exact``; 1e-10 rad 1e-3 from the separatrix).
-    """
+def _run_block(method, gamma, b0, q0, L0, J, model, h, steps, every, S, out):
+    """Block ``b0 .. b0 + BLOCK - 1`` (fewer at the end) of :func:`_simulate_range`."""
     q_out, w_out, Lw_out, Lb_out, E_out = out
     m = min(BLOCK, q0.shape[0] - b0)
     bad = 0
     for i in range(m):
         b = b0 + i
+        Jb = load3(J, b)
+        Ib = pseudo_inverse(Jb)
+        q = load4(q0, b)
+        Lw = qrotate(q, load3(L0, b))
+        if not (_CARRY and Jb[0] > 0.0 and Jb[1] > 0.0 and Jb[2] > 0.0):
+            Lw = (math.nan, math.nan, math.nan)
+        for c in range(4):
+            S[c, i] = q0[b, c]
+        for c in range(3):
+            S[4 + c, i] = L0[b, c]
+            S[7 + c, i] = Jb[c]
+            S[10 + c, i] = Ib[c]
+            S[13 + c, i] = Lw[c]
+        bad += record(FIRST, b, q, load3(L0, b), Jb, q_out, w_out, Lw_out, Lb_out, E_out)
+    r = FIRST + 1
+    for s in range(1, steps + 1):
+        t = (s - 1) * h
+        for i in range(m):
+            q, L = _STEP(
+                method,
+                gamma,
+                (S[0, i], S[1, i], S[2, i], S[3, i]),
+                (S[4, i], S[5, i], S[6, i]),
+                (S[7, i], S[8, i], S[9, i]),
+                (S[10, i], S[11, i], S[12, i]),
+                model,
+                b0 + i,
+                t,
+                h,
+            )
+            if _CARRY and S[13, i] == S[13, i]:
+                L = to_body(q, (S[13, i], S[14, i], S[15, i]))
+            for c in range(4):
+                S[c, i] = q[c]
+            for c in range(3):
+                S[4 + c, i] = L[c]
+        if s % every == 0 or s == steps:
+            for i in range(m):
+                Jb = (S[7, i], S[8, i], S[9, i])
+                L = constrain((S[4, i], S[5, i], S[6, i]), Jb)
+                q = (S[0, i], S[1, i], S[2, i], S[3, i])
+                bad += record(r, b0 + i, q, L, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
+            r += 1
+    return bad
+
+
+@njit
+def simulate_exact(
+    method, gamma, g0, g1, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+):
+    """:func:`_simulate_range` for the exact flow without torque (the ``exact`` method, and
+    ``exact_split``, composed or not, without torque): one loop for all of them.
+
+    Each step of ``exact_split`` is then the exact free flow over ``h`` (the kicks are zero,
+    and the flows of a composition add up to one over ``Σ γ_i h = h``), so the state after
+    ``n`` steps is the flow over ``n h`` from the initial state: one :func:`prepare_scaled`
+    per body and one evaluation per record. Restarting the flow every step instead walks
+    the invariants by round-off, and the phase with them (measured on the peer body,
+    ``dt = 0.1``, 10⁴ steps: ``exact_split:suzuki4`` 4e-12 rad from ``exact``; 1e-10 rad
+    1e-3 from the separatrix).
+    """
+    bad = 0
+    for b in range(BLOCK * g0, min(BLOCK * g1, q0.shape[0])):
         Jb = load3(J, b)
         q = load4(q0, b)
         L = load3(L0, b)
@@ -185,58 +187,19 @@ def _exact_flow_block(method, gamma, b0, q0, L0, J, model, h, steps, every, out)
     return bad
 
 
-@njit
-def simulate_blocks(
-    method, gamma, g0, g1, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
-):
-    """Run blocks ``g0 .. g1 - 1`` of :data:`BLOCK` bodies for ``steps`` steps each,
-    recording every ``every``-th state, the initial state first and the final state last.
-
-    ``q0`` (N, 4) unit, ``L0`` (N, 3) body momentum, ``J`` (N, 3), ``model`` the torque
-    ``(kinds, P, fn)`` (time starts at 0); outputs (R, N, ...) with ``R = ceil(steps /
-    every) + 1``. Returns the number of non-finite records (0 spares the caller a pass over
-    them).
-    """
-    out = (q_out, w_out, Lw_out, Lb_out, E_out)
-    bad = 0
-    for g in range(g0, g1):
-        bad += simulate_block(method, gamma, BLOCK * g, q0, L0, J, model, h, steps, every, out)
-    return bad
-
-
-@njit
-def step_bodies(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
+def _step_range(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
     """One step of bodies ``b0 .. b1 - 1`` from time ``t``: ``(q0, L0)`` (N, ...) to
-    ``(q_out, L_out)``."""
-    _step_bodies_loop(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out)
-
-
-def _step_bodies_loop(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
-    raise NotImplementedError("compiled code only")  # pragma: no cover
-
-
-@overload(_step_bodies_loop, jit_options=OVERLOAD_OPTIONS)
-def _step_bodies_for(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
-    if isinstance(method, TagType):
-        return _stepping_bodies(method_step(method, model))
-    return None
-
-
-@functools.cache
-def _stepping_bodies(step: Any) -> Callable[..., Any]:
-    def loop(method, gamma, b0, b1, q0, L0, J, model, t, h, q_out, L_out):
-        for b in range(b0, b1):
-            Jb = load3(J, b)
-            q, L = step(
-                method, gamma, load4(q0, b), load3(L0, b), Jb, pseudo_inverse(Jb), model, b, t, h
-            )
-            L = constrain(L, Jb)
-            for i in range(4):
-                q_out[b, i] = q[i]
-            for i in range(3):
-                L_out[b, i] = L[i]
-
-    return loop
+    ``(q_out, L_out)`` (the template of :func:`step_entry`)."""
+    for b in range(b0, b1):
+        Jb = load3(J, b)
+        q, L = _STEP(
+            method, gamma, load4(q0, b), load3(L0, b), Jb, pseudo_inverse(Jb), model, b, t, h
+        )
+        L = constrain(L, Jb)
+        for i in range(4):
+            q_out[b, i] = q[i]
+        for i in range(3):
+            L_out[b, i] = L[i]
 
 
 @njit
@@ -249,67 +212,41 @@ def record_all(q, L, J, r, q_out, w_out, Lw_out, Lb_out, E_out):
         )
 
 
-@njit
-def step_record(
+def _step_record(
     method, gamma, b0, b1, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
 ):
     """One step of bodies ``b0 .. b1 - 1`` in place under held world torques ``tau`` (N, 3),
     updating the world ``omega`` ``w`` and writing record ``r`` when ``r >= 0``: the loop
-    body of a run with a Python torque callable. Returns 2 if ``tau`` is not finite, 1 if a
-    new state is not, else 0."""
-    return _step_record_loop(
-        method, gamma, b0, b1, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
-    )
+    body of a run with a Python torque callable (the template of :func:`step_record_entry`).
+    Returns 2 if ``tau`` is not finite, 1 if a new state is not, else 0."""
+    n_tau = 0
+    n_bad = 0
+    for b in range(b0, b1):
+        if not (abs(tau[b, 0]) + abs(tau[b, 1]) + abs(tau[b, 2]) < math.inf):
+            n_tau += 1
+            continue
+        Jb = load3(J, b)
+        model = (HELD_TORQUE, tau, None)
+        q1, L1 = _STEP(
+            method, gamma, load4(q, b), load3(L, b), Jb, pseudo_inverse(Jb), model, b, t, h
+        )
+        L1 = constrain(L1, Jb)
+        wb = qrotate(q1, mul(Jb, L1))
+        for i in range(4):
+            q[b, i] = q1[i]
+        for i in range(3):
+            L[b, i] = L1[i]
+            w[b, i] = wb[i]
+        if r >= 0:
+            n_bad += record(r, b, q1, L1, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
+        elif not (abs(q1[0]) + abs(wb[0]) + abs(wb[1]) + abs(wb[2]) < math.inf):
+            n_bad += 1
+    return 2 if n_tau else (1 if n_bad else 0)
 
 
-def _step_record_loop(
-    method, gamma, b0, b1, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
-):
-    raise NotImplementedError("compiled code only")  # pragma: no cover
-
-
-@overload(_step_record_loop, jit_options=OVERLOAD_OPTIONS)
-def _step_record_for(
-    method, gamma, b0, b1, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out
-):
-    if isinstance(method, TagType):
-        return _stepping_records(step_of(method.kernel, method.composed, False))
-    return None
-
-
-@functools.cache
-def _stepping_records(step: Any) -> Callable[..., Any]:
-    def loop(method, gamma, b0, b1, q, L, J, tau, t, h, r, w, q_out, w_out, Lw_out, Lb_out, E_out):
-        n_tau = 0
-        n_bad = 0
-        for b in range(b0, b1):
-            if not (abs(tau[b, 0]) + abs(tau[b, 1]) + abs(tau[b, 2]) < math.inf):
-                n_tau += 1
-                continue
-            Jb = load3(J, b)
-            model = (HELD_TORQUE, tau, None)
-            q1, L1 = step(
-                method, gamma, load4(q, b), load3(L, b), Jb, pseudo_inverse(Jb), model, b, t, h
-            )
-            L1 = constrain(L1, Jb)
-            wb = qrotate(q1, mul(Jb, L1))
-            for i in range(4):
-                q[b, i] = q1[i]
-            for i in range(3):
-                L[b, i] = L1[i]
-                w[b, i] = wb[i]
-            if r >= 0:
-                n_bad += record(r, b, q1, L1, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
-            elif not (abs(q1[0]) + abs(wb[0]) + abs(wb[1]) + abs(wb[2]) < math.inf):
-                n_bad += 1
-        return 2 if n_tau else (1 if n_bad else 0)
-
-    return loop
-
-
-@njit
-def step_one(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
-    """One step of one body given as ``q`` (4,), world ``w`` (3,), ``J`` (3,) float64 arrays.
+def _step_one(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
+    """One step of one body given as ``q`` (4,), world ``w`` (3,), ``J`` (3,) float64 arrays
+    (the template of :func:`one_body_entry`).
 
     The single-body fast path of :func:`tumble.rigid.step`: the same arithmetic as the
     batched path (normalise ``q``, ``L_b = I Rᵀ omega``, the step, ``omega1 = R1 J
@@ -318,47 +255,94 @@ def step_one(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
     degenerate input, a locked axis the method refuses, a non-finite result), writing
     nothing meaningful.
     """
-    return _step_one_loop(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out)
+    total = abs(t) + abs(h)
+    for i in range(3):
+        total += abs(w[i]) + J[i]
+        if not J[i] >= 0.0 or (J[i] == 0.0 and not locked_ok):
+            return 1
+    n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
+    if not (total < math.inf and n2 >= 2.2250738585072014e-308 and n2 < math.inf):
+        return 1
+    s = math.sqrt(n2)
+    qn = (q[0] / s, q[1] / s, q[2] / s, q[3] / s)
+    Jt = (J[0], J[1], J[2])
+    I = pseudo_inverse(Jt)
+    L = mul(I, to_body(qn, (w[0], w[1], w[2])))
+    q1, L1 = _STEP(method, gamma, qn, L, Jt, I, model, 0, t, h)
+    w1 = qrotate(q1, mul(Jt, constrain(L1, Jt)))
+    if not (
+        abs(q1[0]) + abs(q1[1]) + abs(q1[2]) + abs(q1[3]) + abs(w1[0]) + abs(w1[1]) + abs(w1[2])
+        < math.inf
+    ):
+        return 1
+    for i in range(4):
+        q_out[i] = q1[i]
+    for i in range(3):
+        w_out[i] = w1[i]
+    return 0
 
 
-def _step_one_loop(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
-    raise NotImplementedError("compiled code only")  # pragma: no cover
+#: Bound per method in each entry's globals (:func:`_entry`); these module values are
+#: never compiled.
+_STEP: Any = None
+_CARRY = False
 
 
-@overload(_step_one_loop, jit_options=OVERLOAD_OPTIONS)
-def _step_one_for(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
-    if isinstance(method, TagType):
-        return _stepping_one(method_step(method, model))
-    return None
+def _entry(template: Callable[..., Any], tag: Tag, free: bool, **consts: Any) -> Any:
+    """``template`` compiled as an entry point of its own for ``tag``'s method, with the
+    globals ``consts`` (the step, flags) fixed: numba freezes globals as constants, so the
+    entry holds that method's loop alone, and specialises it per torque-model structure
+    and array type like any function.
+
+    A closure over compiled functions would not be cached on disk (numba keys it by
+    per-process ids, numba issue 6264); a function of the template's code with other
+    globals is, under a name of its own (numba names cache files after the function's
+    qualified name): ``_simulate_range__splitting__composed__free``. The name says
+    everything the globals depend on; :mod:`tumble._kernels.cache` stamps it with the
+    kernel sources. The block helper ``_run_block`` is bound the same way, and inlined.
+    """
+    name = template.__name__ + f"__{tag.name}" + "__composed" * tag.composed + "__free" * free
+    scope = {**template.__globals__, **consts}
+    block = _rebound(_run_block, f"_run_block__{name}", scope)
+    scope["_run_block"] = built_njit(inline="always")(block)
+    return njit(_rebound(template, name, scope))
+
+
+def _rebound(template: Callable[..., Any], qualname: str, scope: dict[str, Any]) -> Any:
+    """A function of ``template``'s code with the globals ``scope``, named ``qualname``."""
+    func = types.FunctionType(template.__code__, scope, template.__name__, template.__defaults__)
+    func.__qualname__ = qualname
+    func.__doc__ = template.__doc__
+    func.__module__ = template.__module__
+    return func
 
 
 @functools.cache
-def _stepping_one(step: Any) -> Callable[..., Any]:
-    def one(method, gamma, q, w, J, model, t, h, locked_ok, q_out, w_out):
-        total = abs(t) + abs(h)
-        for i in range(3):
-            total += abs(w[i]) + J[i]
-            if not J[i] >= 0.0 or (J[i] == 0.0 and not locked_ok):
-                return 1
-        n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
-        if not (total < math.inf and n2 >= 2.2250738585072014e-308 and n2 < math.inf):
-            return 1
-        s = math.sqrt(n2)
-        qn = (q[0] / s, q[1] / s, q[2] / s, q[3] / s)
-        Jt = (J[0], J[1], J[2])
-        I = pseudo_inverse(Jt)
-        L = mul(I, to_body(qn, (w[0], w[1], w[2])))
-        q1, L1 = step(method, gamma, qn, L, Jt, I, model, 0, t, h)
-        w1 = qrotate(q1, mul(Jt, constrain(L1, Jt)))
-        if not (
-            abs(q1[0]) + abs(q1[1]) + abs(q1[2]) + abs(q1[3]) + abs(w1[0]) + abs(w1[1]) + abs(w1[2])
-            < math.inf
-        ):
-            return 1
-        for i in range(4):
-            q_out[i] = q1[i]
-        for i in range(3):
-            w_out[i] = w1[i]
-        return 0
+def simulate_entry(tag: Tag, free: bool) -> Any:
+    """The loop behind :func:`tumble.rigid.simulate` for ``tag``'s method, without torque
+    (``free``) or with one: :func:`_simulate_range` around the method's step, or
+    :func:`simulate_exact` for the exact flow without torque."""
+    kernel = table.kernel(tag.name)
+    if kernel.exact and free:
+        return simulate_exact
+    step = step_of(kernel, tag.composed, free)
+    return _entry(_simulate_range, tag, free, _STEP=step, _CARRY=kernel.symmetric and free)
 
-    return one
+
+@functools.cache
+def step_entry(tag: Tag, free: bool) -> Any:
+    """The loop behind a batched :func:`tumble.rigid.step`: :func:`_step_range`."""
+    return _entry(_step_range, tag, free, _STEP=step_of(table.kernel(tag.name), tag.composed, free))
+
+
+@functools.cache
+def one_body_entry(tag: Tag, free: bool) -> Any:
+    """The one-body step behind :func:`tumble.rigid.step`'s fast path: :func:`_step_one`."""
+    return _entry(_step_one, tag, free, _STEP=step_of(table.kernel(tag.name), tag.composed, free))
+
+
+@functools.cache
+def step_record_entry(tag: Tag) -> Any:
+    """The step of a run with a torque callable: :func:`_step_record`."""
+    step = step_of(table.kernel(tag.name), tag.composed, False)
+    return _entry(_step_record, tag, False, _STEP=step)

@@ -2,10 +2,10 @@
 
 A method's kernel module registers what it computes with one decorator, and that is the
 whole of its wiring: :mod:`tumble.methods` names the kernel of each method (data, no
-numba), and the loops of :mod:`tumble._kernels.rigid.loops` take the method as a
-compile-time value, a :class:`Tag`, whose numba type carries the kernel's name. numba
-compiles each loop once per method (and per torque-model structure and per array type),
-with only that method's step in it, and caches it on disk; no run-time id exists.
+numba), and :mod:`tumble._kernels.rigid.loops` builds each method's loops from its
+:class:`Tag` (the kernel's name, plain or composed): entry points of their own, with only
+that method's step in them, which numba compiles per torque-model structure and per array
+type and caches on disk; no run-time id exists.
 
 The forms a kernel takes (:attr:`Kernel.form`):
 
@@ -139,6 +139,14 @@ class Tag:
 
     def __repr__(self) -> str:
         return f"Tag({self.name!r}, composed={self.composed})"
+
+    def __eq__(self, other: object) -> bool:
+        # Equal tags name one method's loops (``splitting:suzuki4`` and
+        # ``splitting:yoshida4`` share them; only their coefficients differ).
+        return isinstance(other, Tag) and (self.name, self.composed) == (other.name, other.composed)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.composed))
 
 
 class TagType(types.Dummy):
