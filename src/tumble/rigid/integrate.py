@@ -469,19 +469,21 @@ def simulate(
     # Read-only in the kernels (the callable loop steps copies in place): no copies needed.
     qf = _flat(qa, batch, 4).astype(np.float64, copy=False)
     Jf = _flat(Ja, batch, 3).astype(np.float64, copy=False)
-    Lf = _flat(_body_momentum(qa, wa, Ja), batch, 3).astype(np.float64, copy=False)
+    # The compiled loops form the body momentum from omega themselves, in float64.
+    wf = _flat(wa, batch, 3).astype(np.float64, copy=False)
     if info.kernel is None:
         # "exact" is exact_split's flow without torque: the compiled loop evaluates it from
         # the initial state at each record (``loops.simulate_exact``).
         from tumble.exact import check_phase
 
-        _exact_call(check_phase, "dt, steps", Lf, Jf, t.astype(np.float64))
+        _exact_call(check_phase, "dt, steps", _body_momentum(qf, wf, Jf), Jf, t.astype(np.float64))
     n = qf.shape[0]
     # The kernels are compiled for float64 only (one compilation); float32 is rounded at the end.
     out_q = np.empty((n_rec, n, 4))
     out = [np.empty((n_rec, n, 3)) for _ in range(3)]
     out_e = np.empty((n_rec, n))
     if model is None and callable(torque):
+        Lf = _body_momentum(qf, wf, Jf)
         bad = _simulate_callable(
             info, torque, qf, Lf, Jf, dts, n_steps, n_every, batch, dtype, (out_q, *out, out_e)
         )
@@ -492,7 +494,7 @@ def simulate(
         # The kernel counts non-finite records, so finite runs skip both NumPy passes.
         bad = sum(_over_ranges(
             _loops.simulate_entry(tag, _free(args)), -(-n // _loops.BLOCK), n, (tag, gamma),
-            model, qf, Lf, Jf, args, dts, n_steps, n_every, out_q, *out, out_e,
+            model, qf, wf, Jf, args, dts, n_steps, n_every, out_q, *out, out_e,
         ))  # fmt: skip
         if bad and n_steps:
             # The first step alone tells an input overflow (an InputError, as in ``step``)

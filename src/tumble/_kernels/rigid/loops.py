@@ -38,6 +38,7 @@ import numpy as np
 
 from tumble._kernels import built_njit, njit
 from tumble._kernels.exact import evaluate_scaled, prepare_scaled
+from tumble._kernels.inertia import body_momentum
 from tumble._kernels.rigid import table
 from tumble._kernels.rigid.common import (
     constrain,
@@ -71,17 +72,17 @@ HELD_TORQUE = kinds_of((CONSTANT_WORLD,))
 
 
 def _simulate_range(
-    method, gamma, g0, g1, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+    method, gamma, g0, g1, q0, w0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
 ):
     """Run blocks ``g0 .. g1 - 1`` of :data:`BLOCK` bodies for ``steps`` steps each,
     recording every ``every``-th state, the initial state first and the final state last
     (the template of :func:`simulate_entry`, with ``_STEP`` the method's step, inlined,
     and ``_CARRY`` whether the method keeps world ``L`` exactly: symmetric, no torque).
 
-    ``q0`` (N, 4) unit, ``L0`` (N, 3) body momentum, ``J`` (N, 3), ``model`` the torque
-    ``(kinds, P, fn)`` (time starts at 0); outputs (R, N, ...) with ``R = ceil(steps /
-    every) + 1``. Returns the number of non-finite records (0 spares the caller a pass over
-    them).
+    ``q0`` (N, 4) unit, ``w0`` (N, 3) world angular velocity (the loop forms the body
+    momentum ``L_b = J⁺ Rᵀ omega``), ``J`` (N, 3), ``model`` the torque ``(kinds, P, fn)``
+    (time starts at 0); outputs (R, N, ...) with ``R = ceil(steps / every) + 1``. Returns
+    the number of non-finite records (0 spares the caller a pass over them).
 
     Each body takes exactly the steps ``_STEP`` takes alone; only the order of bodies
     and steps is interchanged. With ``_CARRY``, after each step ``L_b = R1ᵀ L_w0`` with
@@ -98,11 +99,11 @@ def _simulate_range(
     bad = 0
     for g in range(g0, g1):
         b0 = BLOCK * g
-        bad += _run_block(method, gamma, b0, q0, L0, J, model, h, steps, every, S, out)
+        bad += _run_block(method, gamma, b0, q0, w0, J, model, h, steps, every, S, out)
     return bad
 
 
-def _run_block(method, gamma, b0, q0, L0, J, model, h, steps, every, S, out):
+def _run_block(method, gamma, b0, q0, w0, J, model, h, steps, every, S, out):
     """Block ``b0 .. b0 + BLOCK - 1`` (fewer at the end) of :func:`_simulate_range`."""
     q_out, w_out, Lw_out, Lb_out, E_out = out
     m = min(BLOCK, q0.shape[0] - b0)
@@ -112,17 +113,18 @@ def _run_block(method, gamma, b0, q0, L0, J, model, h, steps, every, S, out):
         Jb = load3(J, b)
         Ib = pseudo_inverse(Jb)
         q = load4(q0, b)
-        Lw = qrotate(q, load3(L0, b))
+        L = body_momentum(q, load3(w0, b), Jb)
+        Lw = qrotate(q, L)
         if not (_CARRY and Jb[0] > 0.0 and Jb[1] > 0.0 and Jb[2] > 0.0):
             Lw = (math.nan, math.nan, math.nan)
         for c in range(4):
-            S[c, i] = q0[b, c]
+            S[c, i] = q[c]
         for c in range(3):
-            S[4 + c, i] = L0[b, c]
+            S[4 + c, i] = L[c]
             S[7 + c, i] = Jb[c]
             S[10 + c, i] = Ib[c]
             S[13 + c, i] = Lw[c]
-        bad += record(FIRST, b, q, load3(L0, b), Jb, q_out, w_out, Lw_out, Lb_out, E_out)
+        bad += record(FIRST, b, q, L, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
     r = FIRST + 1
     for s in range(1, steps + 1):
         t = (s - 1) * h
@@ -155,10 +157,16 @@ def _run_block(method, gamma, b0, q0, L0, J, model, h, steps, every, S, out):
     return bad
 
 
-@njit
-def simulate_exact(
-    method, gamma, g0, g1, q0, L0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
+def _exact_range(
+    method, gamma, g0, g1, q0, w0, J, model, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out
 ):
+    """:func:`simulate_exact`, called as the other simulate loops are (the method, whose
+    type would compile the loop again for ``exact_split`` composed, is not passed on)."""
+    return simulate_exact(g0, g1, q0, w0, J, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out)
+
+
+@njit
+def simulate_exact(g0, g1, q0, w0, J, h, steps, every, q_out, w_out, Lw_out, Lb_out, E_out):
     """:func:`_simulate_range` for the exact flow without torque (the ``exact`` method, and
     ``exact_split``, composed or not, without torque): one loop for all of them.
 
@@ -174,7 +182,7 @@ def simulate_exact(
     for b in range(BLOCK * g0, min(BLOCK * g1, q0.shape[0])):
         Jb = load3(J, b)
         q = load4(q0, b)
-        L = load3(L0, b)
+        L = body_momentum(q, load3(w0, b), Jb)
         bad += record(FIRST, b, q, L, Jb, q_out, w_out, Lw_out, Lb_out, E_out)
         f, sc = prepare_scaled(q, L, Jb)
         r = FIRST + 1
@@ -321,10 +329,11 @@ def _rebound(template: Callable[..., Any], qualname: str, scope: dict[str, Any])
 def simulate_entry(tag: Tag, free: bool) -> Any:
     """The loop behind :func:`tumble.rigid.simulate` for ``tag``'s method, without torque
     (``free``) or with one: :func:`_simulate_range` around the method's step, or
-    :func:`simulate_exact` for the exact flow without torque."""
+    :func:`simulate_exact` for the exact flow without torque. Each takes the world
+    ``omega`` and forms ``L_b`` itself."""
     kernel = table.kernel(tag.name)
     if kernel.exact and free:
-        return simulate_exact
+        return _exact_range
     step = step_of(kernel, tag.composed, free)
     return _entry(_simulate_range, tag, free, _STEP=step, _CARRY=kernel.symmetric and free)
 
