@@ -114,6 +114,19 @@ def test_float32_runs_and_matches_float64(method: str) -> None:
     assert w1.dtype == np.float32
 
 
+def test_regression_float32_records_beyond_float32_raise_naming_the_inputs() -> None:
+    # The loop forms L_b = I omega in float64: here 1e40, beyond float32 (3.4e38) but not
+    # float64. float32 inputs must not get infinities and NumPy's cast warning back.
+    q, w, inv = np.array([1.0, 0, 0, 0]), np.array([1e10, 0, 0]), np.array([1e-30, 1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=r"^q, omega, inv_inertia, dt: .* fit float32"):
+            rigid.simulate(*(a.astype(np.float32) for a in (q, w, inv)), 0.01, 3, "jolt")
+        # In float64 the same body is fine: a spin about the first axis, L_b = omega / J.
+        tr = rigid.simulate(q, w, inv, 0.01, 3, "jolt")
+    np.testing.assert_allclose(tr.L_body[-1], [1e10 / 1e-30, 0, 0], rtol=1e-15)
+
+
 def test_float32_exact() -> None:
     args32 = [a.astype(np.float32) for a in (Q0, W0, J)]
     tr = rigid.simulate(*args32, 0.05, 10, "exact")

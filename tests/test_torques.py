@@ -251,9 +251,12 @@ def _own_torque_order(method: str) -> bool:
     """Whether ``method``'s own code sets its order under a changing torque: a held step
     whose order without torque is above the first that holding the torque allows (Buss's
     two). A flow's torque enters by the Strang kicks around it, code of its form, and a
-    held first-order step stays first order with any consistent torque; whether every
-    step takes the torque in the right frame is ``test_contract``'s spherical-body test
-    (exact under a constant torque, for every method)."""
+    held first-order step stays first order with any consistent torque. Every method's
+    order under a torque on an asymmetric body is measured in
+    ``test_rigid_order.py::test_measured_order_matches_documented`` (constant world
+    torque), every symmetric base with every scheme under gravity in
+    ``test_compositions.py``, and every method is exact for a spherical body under a
+    constant torque (``test_contract.py``)."""
     return order_under(method, "mixed") < rigid.ORDERS[method]
 
 

@@ -503,14 +503,36 @@ def simulate(
     if bad and warn:
         warn_divergence(info.name, t, out_q, out[0], out_e)
     shape = (n_rec, *batch)
+    q_r, w_r, L_r, Lb_r, E_r = _narrowed((out_q, *out, out_e), dtype, bad, torque is not None)
     return Trajectory(
         t=t,
-        q=out_q.astype(dtype, copy=False).reshape((*shape, 4)),
-        omega=out[0].astype(dtype, copy=False).reshape((*shape, 3)),
-        L=out[1].astype(dtype, copy=False).reshape((*shape, 3)),
-        L_body=out[2].astype(dtype, copy=False).reshape((*shape, 3)),
-        energy=out_e.astype(dtype, copy=False).reshape(shape),
+        q=q_r.reshape((*shape, 4)),
+        omega=w_r.reshape((*shape, 3)),
+        L=L_r.reshape((*shape, 3)),
+        L_body=Lb_r.reshape((*shape, 3)),
+        energy=E_r.reshape(shape),
     )
+
+
+def _narrowed(
+    records: tuple[np.ndarray, ...], dtype: np.dtype, bad: int, forced: bool
+) -> tuple[np.ndarray, ...]:
+    """The float64 ``records`` rounded to ``dtype``. A run of float32 inputs whose finite
+    records do not fit float32 (a body momentum ``I omega`` beyond 3.4e38, say) raises
+    `InputError` naming the inputs rather than returning infinities; a run that diverged
+    (``bad``) was reported already, and its records are rounded as they are."""
+    if dtype == np.float64:
+        return records
+    with np.errstate(over="ignore"):
+        narrow = tuple(a.astype(dtype) for a in records)
+    if not bad and not all(np.isfinite(a).all() for a in narrow):
+        names = "q, omega, inv_inertia, dt" + (", torque" if forced else "")
+        raise InputError(
+            f"{names}: expected a motion whose records (q, omega, L, energy) fit float32, "
+            f"the dtype of the inputs; got values beyond {np.finfo(dtype).max:.3g} "
+            "(pass float64 arrays for such a body)"
+        )
+    return narrow
 
 
 def _simulate_callable(

@@ -36,14 +36,11 @@ from tumble._kernels.torques import body_torque, kick
 @functools.cache
 def step_of(kernel: Kernel, composed: bool, free_body: bool) -> Any:
     """One step of ``kernel`` (plain or ``composed``; for a model without torque when
-    ``free_body``) as a compiled function that LLVM inlines into each loop that calls it
-    (:mod:`tumble._kernels.rigid.loops`, ``forceinline``), so that it interleaves the
-    bodies of a block.
-
-    Compiled once per process and structure, then inlined where LLVM optimises each loop.
-    numba's own inlining (``inline="always"``) typed and lowered the step again in every
-    loop, and as an ``@overload`` compiled it in full once more before inlining it.
-    """
+    ``free_body``) as a function that numba inlines (``inline="always"``) into each loop
+    that calls it (:mod:`tumble._kernels.rigid.loops`), so that LLVM interleaves the
+    bodies of a block. Built once per process and structure; the functions it calls (the
+    method's step or flow, the kicks) are compiled once each, cached on disk, and linked
+    in (those marked ``forceinline`` are inlined by LLVM)."""
     return built_njit(inline="always")(implementation(kernel, composed, free_body))
 
 

@@ -307,12 +307,14 @@ def _entry(template: Callable[..., Any], tag: Tag, free: bool, **consts: Any) ->
     globals is, under a name of its own (numba names cache files after the function's
     qualified name): ``_simulate_range__splitting__composed__free``. The name says
     everything the globals depend on; :mod:`tumble._kernels.cache` stamps it with the
-    kernel sources. The block helper ``_run_block`` is bound the same way, and inlined.
+    kernel sources. The simulate loop's block helper ``_run_block`` is bound the same way,
+    and inlined.
     """
     name = template.__name__ + f"__{tag.name}" + "__composed" * tag.composed + "__free" * free
     scope = {**template.__globals__, **consts}
-    block = _rebound(_run_block, f"_run_block__{name}", scope)
-    scope["_run_block"] = built_njit(inline="always")(block)
+    if template is _simulate_range:
+        block = _rebound(_run_block, f"_run_block__{name}", scope)
+        scope["_run_block"] = built_njit(inline="always")(block)
     return njit(_rebound(template, name, scope))
 
 

@@ -122,8 +122,10 @@ def names() -> tuple[str, ...]:
 class Tag:
     """A method as the loops take it: kernel ``name``, plain or ``composed``.
 
-    Its numba type (:class:`TagType`) is the pair, so a loop compiled for one tag holds that
-    method's step alone; the value itself carries nothing at run time.
+    :mod:`tumble._kernels.rigid.loops` builds the method's own loops from it (equal tags
+    share them: compositions of one base differ only in their coefficients); the loops
+    still take it as an argument, typed :class:`TagType`, because the steps do. The value
+    itself carries nothing at run time.
     """
 
     __slots__ = ("_numba_type_", "composed", "name")
@@ -156,10 +158,6 @@ class TagType(types.Dummy):
         self.kernel_name = name
         self.composed = composed
         super().__init__(f"Method[{name}{':composed' if composed else ''}]")
-
-    @property
-    def kernel(self) -> Kernel:
-        return _KERNELS[self.kernel_name]
 
 
 @typeof_impl.register(Tag)
