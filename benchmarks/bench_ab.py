@@ -161,10 +161,10 @@ def main(argv: list[str] | None = None) -> int:
         "(simulate), per evaluation (exact), per call (single) or per element (rotation). "
         f"Goal: new/old at most {GOAL_RATIO}.\n\n"
         f"{table}\n\nWorst ratio: {worst:.3f}. Load average (1 min) {load_before[0]:.1f} at the "
-        f"start, {load_after[0]:.1f} at the end, on {os.cpu_count()} cores.\n\n"
-        f"_Measured {machine_line()}._\n"
+        f"start, {load_after[0]:.1f} at the end, on {os.cpu_count()} cores.\n"
     )
-    print(body)
+    # write_section adds the machine's line under the body.
+    print(body, machine_line(), sep="\n")
     if not args.no_write:
         write_section("ab", body)
     return 0

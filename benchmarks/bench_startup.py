@@ -235,10 +235,10 @@ def main(argv: list[str] | None = None) -> int:
             "cache. Goals: empty cache / filled cache.",
             markdown_table(["first call", "empty cache", "filled cache", "goal"], rows),
             *([_lab_section()] if args.lab else []),
-            machine_line(),
         ]
     )
-    print(body)
+    # write_section adds the machine's line under the body.
+    print(body, machine_line(), sep="\n\n")
     if not args.no_write:
         write_section("startup", body)
     return 0
