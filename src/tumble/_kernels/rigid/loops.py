@@ -296,11 +296,13 @@ _STEP: Any = None
 _CARRY = False
 
 
-def _entry(template: Callable[..., Any], tag: Tag, free: bool, **consts: Any) -> Any:
-    """``template`` compiled as an entry point of its own for ``tag``'s method, with the
-    globals ``consts`` (the step, flags) fixed: numba freezes globals as constants, so the
-    entry holds that method's loop alone, and specialises it per torque-model structure
-    and array type like any function.
+def _entry(template: Callable[..., Any], tag: Tag, free: bool) -> Any:
+    """``template`` compiled as an entry point of its own for ``tag``'s method, without
+    torque (``free``) or with one: its globals ``_STEP`` (the method's step,
+    :func:`~tumble._kernels.rigid.compose.step_of`) and ``_CARRY`` (a symmetric method
+    without torque keeps world ``L`` exactly) are fixed, and numba freezes globals as
+    constants, so the entry holds that method's loop alone, and specialises it per
+    torque-model structure and array type like any function.
 
     A closure over compiled functions would not be cached on disk (numba keys it by
     per-process ids, numba issue 6264); a function of the template's code with other
@@ -310,8 +312,13 @@ def _entry(template: Callable[..., Any], tag: Tag, free: bool, **consts: Any) ->
     kernel sources. The simulate loop's block helper ``_run_block`` is bound the same way,
     and inlined.
     """
+    kernel = table.kernel(tag.name)
     name = template.__name__ + f"__{tag.name}" + "__composed" * tag.composed + "__free" * free
-    scope = {**template.__globals__, **consts}
+    scope = {
+        **template.__globals__,
+        "_STEP": step_of(kernel, tag.composed, free),
+        "_CARRY": kernel.symmetric and free,
+    }
     if template is _simulate_range:
         block = _rebound(_run_block, f"_run_block__{name}", scope)
         scope["_run_block"] = built_njit(inline="always")(block)
@@ -333,27 +340,24 @@ def simulate_entry(tag: Tag, free: bool) -> Any:
     (``free``) or with one: :func:`_simulate_range` around the method's step, or
     :func:`simulate_exact` for the exact flow without torque. Each takes the world
     ``omega`` and forms ``L_b`` itself."""
-    kernel = table.kernel(tag.name)
-    if kernel.exact and free:
+    if free and table.kernel(tag.name).exact:
         return _exact_range
-    step = step_of(kernel, tag.composed, free)
-    return _entry(_simulate_range, tag, free, _STEP=step, _CARRY=kernel.symmetric and free)
+    return _entry(_simulate_range, tag, free)
 
 
 @functools.cache
 def step_entry(tag: Tag, free: bool) -> Any:
     """The loop behind a batched :func:`tumble.rigid.step`: :func:`_step_range`."""
-    return _entry(_step_range, tag, free, _STEP=step_of(table.kernel(tag.name), tag.composed, free))
+    return _entry(_step_range, tag, free)
 
 
 @functools.cache
 def one_body_entry(tag: Tag, free: bool) -> Any:
     """The one-body step behind :func:`tumble.rigid.step`'s fast path: :func:`_step_one`."""
-    return _entry(_step_one, tag, free, _STEP=step_of(table.kernel(tag.name), tag.composed, free))
+    return _entry(_step_one, tag, free)
 
 
 @functools.cache
 def step_record_entry(tag: Tag) -> Any:
-    """The step of a run with a torque callable: :func:`_step_record`."""
-    step = step_of(table.kernel(tag.name), tag.composed, False)
-    return _entry(_step_record, tag, False, _STEP=step)
+    """The step of a run with a torque callable (a held torque): :func:`_step_record`."""
+    return _entry(_step_record, tag, False)
