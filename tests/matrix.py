@@ -12,6 +12,11 @@ built on where a model's code runs in a step:
 * every method under one model (:func:`cover`'s ``cover_model``), in the tests where the
   method's own code meets the torque (``tests/test_torques.py`` says which);
 
+and the tests over every method take tumble's own (:data:`EVERY_METHOD`): the engines'
+replicas are held steps (MuJoCo's RK4 a staged one) through the loops those cover, and
+their own code, the step, is checked in ``tests/test_engines.py`` (the engines' formulas,
+orders, and the engines themselves) and ``tests/test_methods.py`` (their records).
+
 ``./dev full`` (``TUMBLE_FULL=1``) runs the whole product.
 """
 
@@ -19,8 +24,16 @@ from __future__ import annotations
 
 import os
 
+from tumble import engines, rigid
+
 #: Run every product in full.
 FULL = os.environ.get("TUMBLE_FULL") == "1"
+
+#: The methods of a test over every method: all of them with ``TUMBLE_FULL=1``, else
+#: tumble's own (not the engines' replicas).
+EVERY_METHOD: tuple[str, ...] = (
+    rigid.METHODS if FULL else tuple(m for m in rigid.METHODS if m not in engines.ENGINES)
+)
 
 #: One method of each kernel form: a held first-order step, a free flow, a splitting, and
 #: the staged ``rk4``.

@@ -43,7 +43,9 @@ BUILDS_ON: dict[str, frozenset[str]] = {
     "interpolate": frozenset({"rotation"}),
     "trajectory": frozenset(),
     "compositions": frozenset(),
-    "methods": frozenset({"compositions"}),
+    # the engines' replicas: their records, as data (tumble.methods turns them into records)
+    "engines": frozenset(),
+    "methods": frozenset({"compositions", "engines"}),
     # the scenarios' defaults and limits as data, for parsers that must not load numba
     "parameters": frozenset(),
     "torques": frozenset({"rotation", "kinematics", "exact", "interpolate"}),
@@ -61,11 +63,13 @@ BUILDS_ON: dict[str, frozenset[str]] = {
     ),
     "diagnostics": frozenset({"rigid", "exact", "rotation", "trajectory"}),
     "scenarios": frozenset({"diagnostics", "parameters"}),
+    # everyday bodies in physical units (the scorecard's, the lab's engines preset)
+    "bodies": frozenset({"scenarios"}),
     "figures": frozenset({"diagnostics", "methods", "rigid"}),
     "arguments": frozenset({"parameters", "methods"}),
     "compare": frozenset({"figures", "scenarios", "arguments"}),
     "precompile": frozenset({"scenarios", "arguments"}),
-    "lab": frozenset({"figures", "scenarios"}),
+    "lab": frozenset({"figures", "scenarios", "bodies"}),
     "sweep": frozenset({"figures", "scenarios", "arguments"}),
     # the public path of tumble.sweep.plot from before sweeps became a package
     "sweep_plot": frozenset({"sweep"}),
@@ -86,6 +90,7 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     "trajectory": frozenset({"numpy"}),
     # the registry is data: listing and validating methods compiles and imports no numba
     "methods": frozenset(),
+    "engines": frozenset(),
     "compositions": frozenset({"numpy"}),
     "parameters": frozenset(),
     "_lazy": frozenset(),

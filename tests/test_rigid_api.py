@@ -13,6 +13,7 @@ from scipy.spatial.transform import Rotation
 
 import tumble
 import tumble.methods
+from matrix import EVERY_METHOD
 from oracles import angle, quiet
 from tumble import InputError, rigid
 from tumble._kernels.rigid import flows, steps
@@ -29,9 +30,8 @@ TAU = np.array([0.3, -0.2, 0.1])
 
 @pytest.mark.parametrize(
     ("method", "torque"),
-    [(m, None) for m in rigid.METHODS] + [(m, TAU) for m in rigid.METHODS if m != "exact"],
-    ids=[f"{m}-free" for m in rigid.METHODS]
-    + [f"{m}-torque" for m in rigid.METHODS if m != "exact"],
+    [(m, None) for m in EVERY_METHOD] + [(m, TAU) for m in EVERY_METHOD if m != "exact"],
+    ids=[f"{m}-free" for m in EVERY_METHOD] + [f"{m}-torque" for m in EVERY_METHOD if m != "exact"],
 )
 def test_step_repeated_equals_simulate(method: str, torque) -> None:
     h, n = 0.07, 20
@@ -92,7 +92,7 @@ def test_empty_batch() -> None:
     assert tr.q.shape == (6, 0, 4)
 
 
-@pytest.mark.parametrize("method", [m for m in rigid.METHODS if m != "exact"])
+@pytest.mark.parametrize("method", [m for m in EVERY_METHOD if m != "exact"])
 def test_float32_runs_and_matches_float64(method: str) -> None:
     args32 = [a.astype(np.float32) for a in (Q0, W0, J)]
     tr32 = rigid.simulate(*args32, 0.05, 40, method, torque=TAU.astype(np.float32), every=8)
@@ -186,7 +186,7 @@ def test_torque_callable_bad_result() -> None:
 # degenerate states on purpose
 
 
-@pytest.mark.parametrize("method", rigid.METHODS)
+@pytest.mark.parametrize("method", EVERY_METHOD)
 @pytest.mark.parametrize(
     ("Jb", "w_body"),
     [

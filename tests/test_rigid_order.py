@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from matrix import EVERY_METHOD
 from oracles import angle, matrix, rigid_reference
 from tumble import exact, rigid
 
@@ -44,7 +45,7 @@ def errors(method: str, tau: np.ndarray | None, q_ref: np.ndarray | None = None)
     return np.array(out)
 
 
-CONVERGENT = [m for m in rigid.METHODS if m not in ("exact", "none")]
+CONVERGENT = [m for m in EVERY_METHOD if m not in ("exact", "none")]
 
 
 @pytest.mark.parametrize("with_torque", [False, True], ids=["free", "torque"])

@@ -16,7 +16,7 @@ import pytest
 from scipy.integrate import quad
 from scipy.spatial.transform import Rotation
 
-from matrix import FORM_COVER, FULL, cover
+from matrix import EVERY_METHOD, FORM_COVER, FULL, cover
 from oracles import angle, matrix, quiet, rigid_reference
 from tumble import InputError, diagnostics, rigid, rotation, scenarios, torques
 from tumble._kernels import torques as tk
@@ -219,7 +219,7 @@ def test_the_reference_agrees_with_the_independent_ode_solve(name):
 T_END = 2.0
 ORDER_DTS = {1: (0.01, 0.005, 0.0025), 2: (0.04, 0.02, 0.01), 4: (0.08, 0.04, 0.02)}
 TORQUE_METHODS = [
-    m for m in rigid.METHODS if rigid.method_info(m).torque != "none" and rigid.ORDERS[m] > 0
+    m for m in EVERY_METHOD if rigid.method_info(m).torque != "none" and rigid.ORDERS[m] > 0
 ]
 _REFERENCE: dict[str, np.ndarray] = {}
 #: The models whose world torque is constant: a held torque integrates them exactly.
@@ -542,7 +542,7 @@ def test_bad_input_raises_naming_the_argument(call, message):
 def test_the_single_body_step_is_bit_for_bit_the_batched_step():
     model = torques.gravity(0.8, G, C_BODY) + torques.damping(0.2)
     composed = ["splitting:suzuki4", "midpoint:yoshida4", "symmetric_top_split:kahanli6"]
-    for method in [m for m in rigid.METHODS if m != "exact"] + composed:
+    for method in [m for m in EVERY_METHOD if m != "exact"] + composed:
         # Every method torque-free; under the model, one of each form (tests/matrix.py).
         for torque in (None, model) if FULL or method in FORM_COVER else (None,):
             q1, w1 = rigid.step(Q0, OMEGA0, J, 0.05, method, torque=torque, t=0.3)

@@ -7,6 +7,9 @@ Serves the lab on a free loopback port and drives headless Debian Chromium (Play
 - ``lab-sphere.png``: the momentum sphere, tennis-racket preset, with three methods;
 - ``lab-heavy-top.png``: the heavy-top torque preset at 1366 × 1180, top of the page (the
   methods against the ODE reference);
+- ``lab-engines.png``: the "engines at 60 Hz" preset at 1366 wide, from the top of the page
+  to the end of the time plots (the grouped method list with each engine's default setting
+  ticked, and their curves against the exact solution);
 - ``lab-compiling.png``: the default view at 1366 × 900 while its first method compiles (a
   second server whose warm-up is held there): the notice and the empty plots.
 
@@ -35,7 +38,10 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--disable-background-networking", "--disable-component-update"]  # fmt: skip
 
 
-def _serve(warm_up: bool | WarmUp = True) -> tuple[uvicorn.Server, str]:
+def _serve(warm_up: bool | WarmUp = False) -> tuple[uvicorn.Server, str]:
+    """A lab server on a free loopback port. Without a warm-up (the default) each page
+    computes what it shows, compiling only that, instead of the whole plan (every method
+    under every torque model) competing with the pages for the cores."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -53,7 +59,7 @@ def _serve(warm_up: bool | WarmUp = True) -> tuple[uvicorn.Server, str]:
 def _open(page: Page, url: str, cursor: int) -> None:
     """Load ``url``, wait for the plots, pause the animation at scrubber position ``cursor``."""
     page.goto(url)
-    page.wait_for_function("window.tumbleLab && tumbleLab.completed >= 1", timeout=120_000)
+    page.wait_for_function("window.tumbleLab && tumbleLab.completed >= 1", timeout=600_000)
     page.click("#play")
     page.fill("#scrubber", str(cursor))
     page.dispatch_event("#scrubber", "input")
@@ -78,6 +84,20 @@ def main(out: Path) -> None:
             page.locator("#sphere-figure").screenshot(path=str(out / "lab-sphere.png"))
             _open(page, base + "?torque=heavy-top", 420)
             page.screenshot(path=str(out / "lab-heavy-top.png"))
+            _open(page, base, 420)
+            done = page.evaluate("tumbleLab.completed")
+            page.select_option("#preset", "engines")
+            page.wait_for_function(f"tumbleLab.completed > {done}", timeout=600_000)
+            page.evaluate("window.scrollTo(0, 0)")
+            page.wait_for_timeout(600)
+            bottom = page.locator("#plot-time").evaluate(
+                "(el) => el.closest('figure').getBoundingClientRect().bottom + window.scrollY"
+            )
+            page.screenshot(
+                path=str(out / "lab-engines.png"),
+                full_page=True,
+                clip={"x": 0, "y": 0, "width": 1366, "height": round(bottom) + 8},
+            )
             phone = browser.new_context(
                 viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True
             )
@@ -101,7 +121,10 @@ def main(out: Path) -> None:
             browser.close()
     finally:
         srv.should_exit = True
-    names = ("lab-default.png", "lab-phone.png", "lab-sphere.png", "lab-heavy-top.png")
+    names = (
+        "lab-default.png", "lab-phone.png", "lab-sphere.png", "lab-heavy-top.png",
+        "lab-engines.png",
+    )  # fmt: skip
     for name in (*names, "lab-compiling.png"):
         print(f"wrote {out / name}")
 

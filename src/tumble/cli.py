@@ -45,6 +45,9 @@ def _run_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as an import would: dataclasses and typing look their
+    # module up in sys.modules to resolve string annotations.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return int(module.main(args.rest) or 0)
 

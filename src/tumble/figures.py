@@ -1,8 +1,8 @@
 """The figures comparing integrators, as data: traces by name, panels on a grid, colours.
 
 One spec, drawn three ways: ``tumble compare --plot`` as PNG (matplotlib) and as HTML
-(plotly), both in :mod:`tumble.compare`, and the lab's page (``lab/static/lab.js``, which
-reads :func:`spec` from ``GET /api/figure`` and the traces from ``POST /api/simulate``).
+(plotly), both in :mod:`tumble.compare`, and the lab's page (``lab/static/lab-plots.js``,
+which reads :func:`spec` from ``GET /api/figure`` and the traces from ``POST /api/simulate``).
 None of the renderers names a quantity: they loop over :data:`PANELS`.
 
 Traces

@@ -52,6 +52,7 @@ from functools import lru_cache
 from tumble._errors import InputError
 from tumble._validate import describe
 from tumble.compositions import COMPOSITIONS
+from tumble.engines import ENGINES
 
 __all__ = [
     "NAMES",
@@ -304,8 +305,17 @@ REGISTRY: tuple[MethodInfo, ...] = (
         "exact | exact | local O(dt³), grows | spherical | 1 Q + 1 cross product",
         description="Buss (2000) augmented: buss_second_order + Magnus term dt²/12 omega' × omega",
     ),
+    # The engines' replicas (tumble.engines holds their records and sources).
+    *(
+        _record(
+            r.name, r.order, r.props, description=r.description, torque=r.torque,
+            locked_axes=False,
+        )
+        for r in ENGINES.values()
+    ),
 )  # fmt: skip
-"""Every method, in the order of :data:`tumble.rigid.METHODS`."""
+"""Every method, in the order of :data:`tumble.rigid.METHODS`: the article's and tumble's
+own, then the engines' replicas (:mod:`tumble.engines`)."""
 
 NAMES: tuple[str, ...] = tuple(info.name for info in REGISTRY)
 """The methods' names, in registry order (:data:`tumble.rigid.METHODS`)."""

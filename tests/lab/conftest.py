@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -87,6 +88,13 @@ def client() -> Iterator[TestClient]:
     with TestClient(create_app(warm_up=runner)) as c:
         yield c
     runner.wait(timeout=WARM_UP_TIMEOUT_S)
+
+
+def page_assets(html: str) -> list[str]:
+    """The lab's own files that the page ``html`` loads (``/static/`` scripts and style
+    sheets), in page order: plotly.js, which the server serves from elsewhere, left out."""
+    names = re.findall(r'(?:src|href)="/static/([^"]+)"', html)
+    return [name for name in names if name != "plotly.min.js"]
 
 
 def free_port() -> int:

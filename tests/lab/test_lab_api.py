@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import page_assets
 from tumble import InputError, diagnostics, exact, figures, rigid, scenarios
-from tumble.lab import api, server
+from tumble.lab import api, groups, server
 
 #: Responses are rounded to api.DIGITS = 7 significant digits: relative error <= 5e-7.
 ROUNDING_RTOL = 6e-7
@@ -41,18 +42,22 @@ def test_methods_lists_every_method_with_order_and_conservation(client) -> None:
     r = client.get("/api/methods")
     assert r.status_code == 200
     methods = r.json()
-    assert [m["name"] for m in methods] == list(rigid.METHODS)
+    # Every registry method in its order, then the compositions the list features.
+    assert [m["name"] for m in methods] == [*rigid.METHODS, *groups.FEATURED]
     for m in methods:
         assert set(m) == {
-            "name", "description", "order", "conserves", "shown_at_start", "properties"
+            "name", "description", "order", "conserves", "shown_at_start", "group", "engine",
+            "featured", "color", "dash", "properties",
         }  # fmt: skip
         assert m["shown_at_start"] == (m["name"] in api.SHOWN_AT_START)
         assert m["description"]
         assert "\n" not in m["description"]
         assert len(m["description"]) <= 100
         assert m["description"] != "see tumble.rigid", f"no description for {m['name']}"
-        order = rigid.ORDERS[m["name"]]
+        order = rigid.method_info(m["name"]).order
         assert m["order"] == (None if math.isinf(order) else order)
+        assert m["color"] == figures.color(m["name"])
+        assert m["dash"] in figures.DASHES
         # Every method has a row in tumble.rigid's table (else "conserves" would be empty).
         assert set(m["properties"]) == {
             "order",
@@ -375,10 +380,12 @@ def test_page_and_assets_are_served_locally(client) -> None:
     js = client.get("/static/plotly.min.js")
     assert js.status_code == 200
     assert js.content == server.plotly_js_path().read_bytes()
-    for asset in ("/static/lab.js", "/static/lab.css"):
-        r = client.get(asset)
-        assert r.status_code == 200
-        assert "https://" not in r.text
+    assets = page_assets(html)
+    assert {"lab.css", "lab-state.js", "lab-main.js"} <= set(assets)
+    for name in assets:
+        r = client.get(f"/static/{name}")
+        assert r.status_code == 200, name
+        assert "https://" not in r.text, name
     assert client.get("/static/missing.js").status_code == 404
 
 
@@ -434,7 +441,10 @@ def test_slider_ranges_in_the_page_match_the_issue(client) -> None:
 
 def test_static_dir_is_in_the_package() -> None:
     folder = Path(server.__file__).parent / "static"
-    assert {p.name for p in folder.iterdir()} >= {"index.html", "lab.js", "lab.css"}
+    assets = page_assets((folder / "index.html").read_text())
+    assert {p.name for p in folder.iterdir()} >= {"index.html", *assets}
+    # Every script of the folder is one the page loads (lab-state.js lists them).
+    assert {p.name for p in folder.glob("*.js")} == {a for a in assets if a.endswith(".js")}
 
 
 @pytest.mark.parametrize("payload", [5, None, [1, 2], {"a": object()}, {"a": {1j}}])

@@ -121,11 +121,12 @@ def test_plots_render_with_the_reference_and_only_ticked_methods(page) -> None:
         # In the world plot the curves that keep L fixed collapse to a point.
         least = 3 if fig == "plot-world" else 6
         assert drawn_lines(page, fig) >= least, f"{fig} drew too few lines"
-    # The unticked methods stay in the legend, greyed out (legend-only, no data).
+    # The unticked methods of the group shown stay in the legend, greyed out (legend-only,
+    # no data); the other groups' do not (tests/lab/test_lab_groups_browser.py).
     placeholders = {
         t["meta"] for t in trace_state(page, "plot-time") if t["visible"] == "legendonly"
     }
-    assert {"midpoint", "rk4", "splitting"} <= placeholders
+    assert {"midpoint", "magnus", "splitting"} <= placeholders
     assert page.locator("#plot-time .rangeslider-container").count() == 1
     assert page.locator("#scores tbody tr").count() == len(DEFAULT_SHOWN)
     # 1280 steps are drawn as 428 records: the page says so.

@@ -13,9 +13,10 @@ import urllib.request
 import pytest
 from fastapi.testclient import TestClient  # imported first by conftest, warning filtered there
 
-from conftest import FULL_PLAN, Gate, LiveServer
+from conftest import FULL_PLAN, Gate, LiveServer, page_assets
 from tumble import InputError, rigid, scenarios
-from tumble.lab import api
+from tumble.engines import ENGINES
+from tumble.lab import api, groups
 from tumble.lab.server import LOADING, create_app
 from tumble.lab.warmup import Task, WarmUp
 
@@ -39,26 +40,33 @@ def test_the_plan_is_in_the_order_people_need_it() -> None:
     assert len({t.key for t in plan}) == len(plan)
     assert list(api.SHOWN_AT_START) == FIRST_VIEW[1:]
     assert labels[:6] == FIRST_VIEW
-    free = [m for m in rigid.METHODS if m not in FIRST_VIEW]
-    assert labels[6 : len(rigid.METHODS)] == free
+    # The other methods of the list, the featured compositions last (groups.listed()).
+    listed = groups.listed()
+    free = [m for m in listed if m not in FIRST_VIEW]
+    assert labels[6 : len(listed)] == free
+    assert labels[len(listed) - len(groups.FEATURED) : len(listed)] == list(groups.FEATURED)
     # Then each torque preset as a click on it first shows it, then the rest under torques.
-    rest = labels[len(rigid.METHODS) :]
+    rest = labels[len(listed) :]
     first_views = [
         label
         for torque in scenarios.TORQUE_SCENARIOS
         for label in (*(f"{m} ({torque})" for m in FIRST_VIEW[1:]), f"{torque} reference")
     ]
     assert rest[: len(first_views)] == first_views
-    forced = [m for m in free if m != "exact"]
+    forced = [m for m in free if m != "exact" and m in rigid.METHODS and m not in ENGINES]
     assert rest[len(first_views) :] == [
         f"{m} ({torque})" for torque in scenarios.TORQUE_SCENARIOS for m in forced
     ]
-    # Every key a request can name is in the plan, under the same label.
+    # Every key a request can name is in the plan, under the same label (the replicas under
+    # a torque compile on request).
     by_key = {t.key: t.label for t in plan}
     for torque in (None, *scenarios.TORQUE_SCENARIOS):
-        names = [m for m in rigid.METHODS if torque is None or m != "exact"]
+        names = [m for m in rigid.METHODS if torque is None or m not in ("exact", *ENGINES)]
         for task in api.warm_up_tasks(api.SimulateRequest(torque=torque, methods=names)):
             assert by_key[task.key] == task.label
+    # So are the compositions the method list features (free motion).
+    for task in api.warm_up_tasks(api.SimulateRequest(methods=list(groups.FEATURED))):
+        assert by_key[task.key] == task.label
 
 
 def test_a_request_needs_its_methods_and_the_reference() -> None:
@@ -82,8 +90,10 @@ def test_a_page_hears_what_its_view_waits_for_then_gets_its_answer() -> None:
         # First the API loads (its import compiles kernels on a first run): the page, its
         # assets and the status are there meanwhile.
         gate.wait_holding(LOADING)
-        assert client.get("/").status_code == 200
-        assert client.get("/static/lab.js").status_code == 200
+        page = client.get("/")
+        assert page.status_code == 200
+        for name in page_assets(page.text):
+            assert client.get(f"/static/{name}").status_code == 200, name
         assert client.get("/static/plotly.min.js").status_code == 200
         status = client.get("/api/status").json()
         assert status["state"] == "starting"

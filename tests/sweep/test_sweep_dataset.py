@@ -43,8 +43,8 @@ def _rows(cases):
             {
                 "case_id": c.case_id,
                 **c.grid_values(),
-                "j1": 1.0, "j2": 2.0, "j3": 3.0, "dt": built.dt, "steps": built.steps,
-                "period": built.period,
+                "j1": 1.0, "j2": 2.0, "j3": 3.0, "inertia_ratio": 3.0, "dt": built.dt,
+                "steps": built.steps, "period": built.period,
                 **{name: 0.0 for name in sweep.SCORE_COLUMNS},
             }
         )  # fmt: skip

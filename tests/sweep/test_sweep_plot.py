@@ -21,6 +21,10 @@ from tumble.sweep import plot as sweep_plot
         (["--score", "nope"], "--score"),
         (["--out", "figure.txt"], "--out"),
         (["--out", "no-such-folder-of-tumble/x.png"], "--out"),
+        (["--contour", "0"], "--contour"),
+        (["--columns", "0"], "--columns"),
+        (["--floor", "-1"], "--floor"),
+        (["--x", "rate"], "x, y: no row has values"),
     ],
 )
 def test_sweep_plot_bad_arguments_exit_2_with_one_line(capsys, small_sweep, argv, message):
@@ -108,6 +112,11 @@ def test_the_old_public_path_serves_the_same_functions():
         ({"scores": "energy_drift"}, "scores"),
         ({"scores": 5}, "scores"),
         ({"scores": []}, "scores"),
+        ({"contour": 0.0}, "contour"),
+        ({"contour": "1%"}, "contour"),
+        ({"columns": 0}, "columns"),
+        ({"columns": 1.5}, "columns"),
+        ({"floor": -1.0}, "floor"),
     ],
 )
 def test_regression_plot_names_a_bad_path_or_score_list(tmp_path, kwargs, name):
@@ -116,3 +125,28 @@ def test_regression_plot_names_a_bad_path_or_score_list(tmp_path, kwargs, name):
     args = {"out": tmp_path, "file": tmp_path / "x.png", **kwargs}
     with pytest.raises(InputError, match=rf"^{name}: "):
         sweep_plot.plot(**args)
+
+
+@pytest.mark.parametrize("suffix", [".png", ".html"])
+def test_wrapped_panels_with_a_contour_and_infinite_cells(small_sweep, tmp_path, suffix):
+    # The small grid's explicit method blows up at 4 steps per rotation: its flip period
+    # error is inf there, drawn in INF_COLOR (off the colour scale), not as a missing cell.
+    out, _ = small_sweep
+    table = sweep.read_results(out)
+    _, _, _, grids = sweep_plot.heat_maps(table, "median_j", "energy", ["flip_period_error"])
+    assert np.isposinf(grids[("flip_period_error", "explicit")]).any()
+    target = tmp_path / f"wrapped{suffix}"
+    argv = ["sweep-plot", str(out), "--score", "flip_period_error,energy_error", "--contour",
+            "0.01", "--columns", "3", "--floor", "1e-6", "--out", str(target)]  # fmt: skip
+    assert main(argv) == 0
+    data = target.read_bytes()
+    assert data.startswith(b"\x89PNG") if suffix == ".png" else b"infinite" in data
+
+
+def test_infinite_scores_sit_above_the_colour_scale():
+    log = np.log10(np.array([[1e-3, np.inf], [np.nan, 1e-1]]))
+    lo, hi = sweep_plot.color_range([log], floor=1e-6)
+    assert (lo, hi) == pytest.approx((-3.0, -1.0))
+    shown = sweep_plot._shown(log, hi)
+    assert shown[0, 1] > hi
+    assert np.isnan(shown[1, 0])

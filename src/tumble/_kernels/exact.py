@@ -23,7 +23,9 @@ from numba import prange
 from tumble._kernels import inner, njit, parallel_njit
 from tumble._kernels.elliptic import Theta, carlson_rf, series, theta_constants
 from tumble._kernels.rotation import (
+    mat_t_vec,
     mat_to_q,
+    mat_vec,
     qconj,
     qmul,
     qnormalize,
@@ -94,26 +96,6 @@ Flow = namedtuple(
 
 
 @inner
-def _mv(P, v):
-    """``P v`` for a row-major 3x3 ``P``."""
-    return (
-        P[0] * v[0] + P[1] * v[1] + P[2] * v[2],
-        P[3] * v[0] + P[4] * v[1] + P[5] * v[2],
-        P[6] * v[0] + P[7] * v[1] + P[8] * v[2],
-    )
-
-
-@inner
-def _mtv(P, v):
-    """``Pᵀ v`` for a row-major 3x3 ``P``."""
-    return (
-        P[0] * v[0] + P[3] * v[1] + P[6] * v[2],
-        P[1] * v[0] + P[4] * v[1] + P[7] * v[2],
-        P[2] * v[0] + P[5] * v[1] + P[8] * v[2],
-    )
-
-
-@inner
 def _unit_row(i, s):
     """``s e_i`` as a row."""
     return (s if i == 0 else 0.0, s if i == 1 else 0.0, s if i == 2 else 0.0)
@@ -140,7 +122,7 @@ def invariants(L, J):
     P = _unit_row(i0, 1.0) + _unit_row(i1, 1.0) + _unit_row(i2, -1.0 if odd else 1.0)
     Js = (J[i0], J[i1], J[i2])
     e = math.frexp(max(abs(L[0]), abs(L[1]), abs(L[2])))[1]
-    Ls = _mv(P, (math.ldexp(L[0], -e), math.ldexp(L[1], -e), math.ldexp(L[2], -e)))
+    Ls = mat_vec(P, (math.ldexp(L[0], -e), math.ldexp(L[1], -e), math.ldexp(L[2], -e)))
     d12, d13, d23 = Js[0] - Js[1], Js[0] - Js[2], Js[1] - Js[2]
     l1, l2, l3 = Ls[0] * Ls[0], Ls[1] * Ls[1], Ls[2] * Ls[2]
     n2 = l1 + l2 + l3
@@ -227,7 +209,7 @@ def elliptic(L, J):
         f2 * P[6], f2 * P[7], f2 * P[8],
     )  # fmt: skip
     norm = math.sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2])
-    Lsorted = _mv(P, (L[0] / norm, L[1] / norm, L[2] / norm))
+    Lsorted = mat_vec(P, (L[0] / norm, L[1] / norm, L[2] / norm))
     ref_e3 = d12 <= d23 if case_a else d12 < d23
     if not ref_e3:
         P = P[3:] + P[:3]
@@ -471,7 +453,7 @@ def evaluate(f, t):
     cs, ss = cp * hc - sp * hs, sp * hc + cp * hs
     kc, ks = k * tc, k * ts
     q1 = qmul(f.q, qmul((kc * cm, ks * ss, -ks * cs, kc * sm), f.p))
-    Lb = _mtv(f.P, Lf)
+    Lb = mat_t_vec(f.P, Lf)
     return q1, (Lb[0] * f.norm, Lb[1] * f.norm, Lb[2] * f.norm)
 
 

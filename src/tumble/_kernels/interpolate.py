@@ -19,6 +19,7 @@ from tumble._kernels.rotation import (
     cross,
     dot,
     horner,
+    mat_vec,
     qconj,
     qexp,
     qlog,
@@ -121,12 +122,7 @@ def db_over_t(t):
 @inner
 def jr_times(theta, v):
     """``J_r(θ) v``."""
-    m = so3_jacobian(theta, -1.0)
-    return (
-        m[0] * v[0] + m[1] * v[1] + m[2] * v[2],
-        m[3] * v[0] + m[4] * v[1] + m[5] * v[2],
-        m[6] * v[0] + m[7] * v[1] + m[8] * v[2],
-    )
+    return mat_vec(so3_jacobian(theta, -1.0), v)
 
 
 @inner

@@ -37,10 +37,13 @@ import orjson
 from tumble import InputError, exact, figures, rigid, scenarios
 from tumble._kernels.dispatch import single_thread
 from tumble._validate import describe
+from tumble.engines import ENGINES
+from tumble.lab.groups import group_table, listed, method_row
 from tumble.lab.presets import PRESETS, Preset, preset_table
 from tumble.lab.request import (
     MAX_BODY_BYTES,
     MAX_FORCED_ROTATIONS,
+    MAX_METHODS,
     MAX_WORK,
     SimulateRequest,
     WorkTooLarge,
@@ -54,6 +57,7 @@ __all__ = [
     "CONVERGENCE_REFINEMENTS",
     "MAX_BODY_BYTES",
     "MAX_FORCED_ROTATIONS",
+    "MAX_METHODS",
     "MAX_POINTS",
     "MAX_WORK",
     "POLHODE_LEVELS",
@@ -64,6 +68,8 @@ __all__ = [
     "WorkTooLarge",
     "convergence",
     "encode",
+    "group_table",
+    "method_row",
     "method_table",
     "preset_table",
     "simulate",
@@ -84,35 +90,13 @@ SHOWN_AT_START = ("explicit", "jolt", "naive_rotation", "modified_jolt", "moment
 
 
 def method_table() -> list[dict[str, Any]]:
-    """The body of ``GET /api/methods``: one object per method of :data:`tumble.rigid.METHODS`.
-
-    Each has ``name``, ``description`` (one line), ``order`` (global order of the attitude
-    error; ``null`` for the exact solution, which has no truncation error), ``conserves``
-    (the quantities among ``|L|``, ``world L`` and ``energy`` that the method keeps exactly
-    for a free body) and ``properties`` (the rest of its record), all from
-    :func:`tumble.rigid.method_info`, and ``shown_at_start`` (in :data:`SHOWN_AT_START`).
-    """
-    out = []
-    for name in rigid.METHODS:
-        info = rigid.method_info(name)
-        out.append(
-            {
-                "name": name,
-                "description": info.description,
-                "order": None if math.isinf(info.order) else info.order,
-                "conserves": list(info.conserves),
-                "shown_at_start": name in SHOWN_AT_START,
-                "properties": {
-                    "order": info.order_label,
-                    "L_norm": info.L_norm,
-                    "L_world": info.L_world,
-                    "energy": info.energy,
-                    "symmetric_top": info.exact_for_label,
-                    "cost": info.cost,
-                },
-            }
-        )
-    return out
+    """The body of ``GET /api/methods``: one object per method the page lists, the methods
+    of :data:`tumble.rigid.METHODS` in their order, then the featured compositions
+    (:data:`tumble.lab.groups.FEATURED`); each is :func:`tumble.lab.groups.method_row`
+    (``name``, ``description``, ``order``, ``conserves``, ``shown_at_start`` (in
+    :data:`SHOWN_AT_START`), ``group``, ``engine``, ``featured``, ``color``, ``dash``,
+    ``properties``)."""
+    return [method_row(name, SHOWN_AT_START) for name in listed()]
 
 
 # --------------------------------------------------------------------------------------
@@ -122,17 +106,20 @@ def method_table() -> list[dict[str, Any]]:
 def warm_up_plan() -> list[Task]:
     """The lab's start-up work (:class:`tumble.lab.warmup.WarmUp` runs it in the background),
     in the order people need it: the exact reference and :data:`SHOWN_AT_START` (the page's
-    first view), the other methods of :data:`tumble.rigid.METHODS` in their order, then
+    first view), the other methods of :data:`tumble.rigid.METHODS` in their order and the
+    featured compositions of the method list (:data:`tumble.lab.groups.FEATURED`), then
     each torque preset's first view (the methods of :data:`SHOWN_AT_START` under its torque
     model, and its reference at the default steps and rotations, which
-    :func:`_forced_reference` keeps), then the other methods under each torque model.
+    :func:`_forced_reference` keeps), then the other methods under each torque model, but
+    for the engines' replicas (:data:`tumble.engines.ENGINES`).
 
     A method's task is what a request with it runs first: a two-step run, and one step (the
     path on which a run that blew up tells an input overflow from a divergence).
     """
-    free = dict.fromkeys(("exact", *SHOWN_AT_START, *rigid.METHODS))
+    free = dict.fromkeys(("exact", *SHOWN_AT_START, *listed()))
     tasks = [_method_task(None, m) for m in free]
-    forced = [m for m in free if m != "exact"]
+    # The engines' replicas under a torque compile when a request names them, not before.
+    forced = [m for m in free if m != "exact" and m in rigid.METHODS and m not in ENGINES]
     for torque in scenarios.TORQUE_SCENARIOS:
         tasks += [_method_task(torque, m) for m in SHOWN_AT_START]
         run = functools.partial(_warm_reference, torque)
@@ -145,7 +132,8 @@ def warm_up_plan() -> list[Task]:
 def warm_up_tasks(request: SimulateRequest) -> list[Task]:
     """The tasks of :func:`warm_up_plan` that ``request`` needs done before it computes
     without compiling: its methods (under its torque model), and for a free body the exact
-    reference. A composed method, which the plan lacks, gets a task of the same kind."""
+    reference. A composition that the plan lacks (one the method list does not
+    feature) gets a task of the same kind."""
     check_request(request)
     names = request.method_names()
     if request.torque is None and "exact" not in names:

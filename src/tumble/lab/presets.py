@@ -1,4 +1,5 @@
-"""The lab's preset menu: named free bodies and the torque scenarios (``GET /api/presets``)."""
+"""The lab's preset menu: named free bodies, the engines at 60 Hz and the torque scenarios
+(``GET /api/presets``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,17 @@ from typing import Any
 
 import numpy as np
 
-from tumble import scenarios
+from tumble import bodies, engines, rigid, scenarios
 
-__all__ = ["PRESETS", "Preset", "preset_table"]
+__all__ = [
+    "ENGINE_RATE_HZ",
+    "ENGINE_SECONDS",
+    "ENGINE_STEPS",
+    "PRESETS",
+    "Preset",
+    "engine_defaults",
+    "preset_table",
+]
 
 _D = scenarios.DEFAULTS
 
@@ -26,7 +35,8 @@ class Preset:
         What the case is and where its numbers come from.
     params : dict
         Fields of :class:`SimulateRequest` that the preset sets (the article's
-        parametrisation or an explicit body); the page keeps the rest.
+        parametrisation or an explicit body; also the step, the duration and the methods
+        ticked); the page keeps the rest.
     torque : str or None
         Name of a torque scenario (``tumble compare --torque``) for forced motion; None for
         the free body. Adding a torque scenario to the menu is one entry here.
@@ -58,6 +68,49 @@ def _box(sides: tuple[float, float, float], below_separatrix: float | None) -> d
         "median_j": round(median, 4),
         "energy": round(max(energy, 0.0), 4),
     }
+
+
+def engine_defaults() -> list[str]:
+    """Each engine's default setting: the replicas of :data:`tumble.engines.ENGINES` whose
+    record says ``default``, in the order of :data:`tumble.rigid.METHODS` (the page's)."""
+    names = [name for name, replica in engines.ENGINES.items() if replica.default]
+    return sorted(names, key=rigid.METHODS.index)
+
+
+def _article_parameters(
+    moments: np.ndarray, omega_body: np.ndarray
+) -> tuple[dict[str, float], float]:
+    """The article's parameters of a body spun at ``omega_body`` (the same ``J`` ratios and
+    energy fraction: the same orbit of ``L_b``, entered where ``L_b`` lies in the plane of
+    the smallest and largest ``J``), and its rotation period ``P = 2π / ((J_max - J_min)
+    |L|)`` in the time unit of ``omega_body``."""
+    J = 1.0 / moments
+    L = moments * omega_body
+    J_L = float(L @ (J * L) / (L @ L))
+    lo, mid, hi = np.sort(J)
+    span = float(hi - lo)
+    params = {
+        "min_j": round(float(lo) / span, 7),
+        "median_j": round(float(mid - lo) / span, 7),
+        "energy": round((J_L - float(lo)) / span, 7),
+    }
+    return params, 2.0 * np.pi / (span * float(np.linalg.norm(L)))
+
+
+#: The engines preset's tick rate and duration: 60 steps per second for 20 seconds.
+ENGINE_RATE_HZ = 60
+ENGINE_SECONDS = 20
+
+_HANDLE = bodies.spin("t-handle")  # at the identity attitude: body omega = world omega
+_T_HANDLE, _T_PERIOD = _article_parameters(1.0 / _HANDLE.inv_inertia, _HANDLE.omega0)
+#: Steps per rotation of the engines preset: the lab's step is ``dt = P / steps_per_rotation``
+#: (an integer), so 60 Hz is ``60 P`` steps per rotation; the T-handle at 2 rev/s has ``P =
+#: 0.523`` s, ``60 P = 31.4``, and 31 steps are 60 Hz for the handle spun 1.3 % faster,
+#: 2.03 rev/s (the motion depends only on the angle per step and the inertia ratios).
+ENGINE_STEPS = round(ENGINE_RATE_HZ * _T_PERIOD)
+_SPIN = float(np.linalg.norm(_HANDLE.omega0)) / (2.0 * np.pi)  # rev/s
+_SPIN_60 = _SPIN * _T_PERIOD * ENGINE_RATE_HZ / ENGINE_STEPS
+_BELOW = _T_HANDLE["median_j"] - _T_HANDLE["energy"]
 
 
 PRESETS: tuple[Preset, ...] = (
@@ -102,6 +155,27 @@ PRESETS: tuple[Preset, ...] = (
         "(mass 174 g; it cancels), moments computed, not measured. Spun about its median "
         "axis (energy 0.02 below the separatrix), as in the phone-flip trick.",
         _box((146.7e-3, 71.5e-3, 7.65e-3), 0.02),
+    ),
+    Preset(
+        "engines",
+        "engines at 60 Hz",
+        "Each engine's default setting (tumble.engines) on Dzhanibekov's T-handle of tumble "
+        "bench engines: a crossbar 8 cm and a stem 4 cm (30 g each) spun about the stem with "
+        f"1 % about the other axes: energy fraction {_BELOW:.1e} below the separatrix, so "
+        f"the stem flips over about every 1.8 s. {ENGINE_STEPS} steps per rotation period "
+        "P = 2π/((J_max − J_min)|L|): a 60 Hz tick (dt = 1/60 s, "
+        f"{ENGINE_RATE_HZ * ENGINE_SECONDS} ticks = {ENGINE_SECONDS} s) for the handle spun "
+        f"at {_SPIN_60:.2f} rev/s (at {_SPIN:.0f} rev/s, the scorecard's, it is "
+        f"{ENGINE_STEPS / _T_PERIOD:.1f} Hz). The run starts where L lies in the plane of the "
+        "min and max J axes, the article's start, elsewhere on the same orbit. Dashed: the "
+        "exact solution; the engines without a gyroscopic term spin about a fixed ω and never "
+        "flip.",
+        {
+            **_T_HANDLE,
+            "steps_per_rotation": ENGINE_STEPS,
+            "rotations": round(ENGINE_RATE_HZ * ENGINE_SECONDS / ENGINE_STEPS, 6),
+            "methods": engine_defaults(),
+        },
     ),
     Preset(
         "heavy-top",

@@ -22,10 +22,12 @@ from pydantic import (
 
 from tumble import InputError, rigid, scenarios
 from tumble._validate import describe
+from tumble.methods import composable
 
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_FORCED_ROTATIONS",
+    "MAX_METHODS",
     "MAX_WORK",
     "SimulateRequest",
     "WorkTooLarge",
@@ -45,6 +47,11 @@ MAX_FORCED_ROTATIONS = 100.0
 
 #: Largest request body in bytes (a full request is under 1 KiB); beyond it: 413.
 MAX_BODY_BYTES = 16 * 1024
+
+#: Most methods one request may name: every distinct method name there is, the registry's
+#: and each composition ``"<base>:<scheme>"`` of a composable base (the page lists the
+#: registry and a few compositions, and its address may add others).
+MAX_METHODS = len(rigid.METHODS) + len(rigid.COMPOSITIONS) * len(composable())
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -122,7 +129,7 @@ class SimulateRequest(BaseModel):
     rotations: float = Field(
         default=_D["rotations"], gt=0.0, le=scenarios.MAX_ROTATIONS, allow_inf_nan=False
     )
-    methods: list[str] | None = Field(default=None, min_length=1, max_length=len(rigid.METHODS))
+    methods: list[str] | None = Field(default=None, min_length=1, max_length=MAX_METHODS)
     inv_inertia: list[_InvMoment] | None = Field(default=None, min_length=3, max_length=3)
     omega_body: list[_Omega] | None = Field(default=None, min_length=3, max_length=3)
     torque: str | None = None

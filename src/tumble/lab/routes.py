@@ -7,7 +7,14 @@ warm-up's worker, after it has started to answer.
 Routes (under ``/api``)
 -----------------------
 ``GET /methods``
-    :func:`tumble.lab.api.method_table`.
+    :func:`tumble.lab.api.method_table`: the methods the page lists.
+``GET /methods/{name}``
+    :func:`tumble.lab.api.method_row`: one method, also a composition that the list does
+    not feature (the page asks for a name its address holds); 422 for a name that is not
+    a method, with the message of :func:`tumble.rigid.check_method`.
+``GET /groups``
+    :func:`tumble.lab.api.group_table`: how the page groups the list (the article's
+    methods, higher order, the engines).
 ``GET /figure``
     :func:`tumble.figures.spec`: the panels, traces and colours that the page draws.
 ``GET /presets``
@@ -135,8 +142,19 @@ def api_app(warm_up: WarmUp | None) -> FastAPI:
 
     @app.get("/methods")
     def methods() -> list[dict[str, Any]]:
-        """Every integrator: name, one-line description, order, what it conserves."""
+        """Every integrator the page lists: name, one-line description, order, what it
+        conserves, its group and colour."""
         return api.method_table()
+
+    @app.get("/methods/{name:path}", responses={422: {"description": "not a method name"}})
+    def method(name: str) -> dict[str, Any]:
+        """One method by name, also any composition ``"<base>:<scheme>"``."""
+        return api.method_row(name, api.SHOWN_AT_START)
+
+    @app.get("/groups")
+    def groups() -> list[dict[str, Any]]:
+        """The method list's groups: the article's methods, higher order, the engines."""
+        return api.group_table()
 
     @app.get("/figure")
     def figure() -> dict[str, Any]:

@@ -30,13 +30,14 @@ if TYPE_CHECKING:
     from tumble.sweep.cluster import SweepError, SweepSummary, local_cluster, run_sweep
     from tumble.sweep.dataset import ForeignFileWarning, completed_case_ids, read_results
     from tumble.sweep.grid import GRID_COLUMNS, SCHEMA_VERSION, SweepCase, build_grid, split_tasks
-    from tumble.sweep.settings import DEFAULT_RETRIES, DEFAULT_TASK_SIZE
+    from tumble.sweep.settings import DEFAULT_RETRIES, DEFAULT_SPIN, DEFAULT_TASK_SIZE
     from tumble.sweep.task import BODY_RECORDS_PER_CALL, COLUMNS, SCORE_COLUMNS, run_task
 
 __all__ = [
     "BODY_RECORDS_PER_CALL",
     "COLUMNS",
     "DEFAULT_RETRIES",
+    "DEFAULT_SPIN",
     "DEFAULT_TASK_SIZE",
     "FLIP_BAND",
     "GRID_COLUMNS",
@@ -73,7 +74,9 @@ _LAZY = {
         ("GRID_COLUMNS", "SCHEMA_VERSION", "SweepCase", "build_grid", "split_tasks"),
         "tumble.sweep.grid",
     ),
-    **dict.fromkeys(("DEFAULT_RETRIES", "DEFAULT_TASK_SIZE"), "tumble.sweep.settings"),
+    **dict.fromkeys(
+        ("DEFAULT_RETRIES", "DEFAULT_SPIN", "DEFAULT_TASK_SIZE"), "tumble.sweep.settings"
+    ),
     **dict.fromkeys(
         ("BODY_RECORDS_PER_CALL", "COLUMNS", "SCORE_COLUMNS", "run_task"), "tumble.sweep.task"
     ),

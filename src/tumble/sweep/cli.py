@@ -75,9 +75,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--energy", type=_list_of(arguments.fraction), metavar="E,...",
         help=f"initial energy between its minimum and maximum, 0..1 ({d['energy']})",
     )  # fmt: skip
-    grid.add_argument(
+    step = grid.add_mutually_exclusive_group()
+    step.add_argument(
         "--steps-per-rotation", type=_list_of(arguments.steps_count), metavar="N,...",
         help=f"steps per rotation period ({d['steps_per_rotation']})",
+    )  # fmt: skip
+    step.add_argument(
+        "--rate", type=_list_of(arguments.positive_float), metavar="HZ,...",
+        help="step rates in Hz instead of steps per rotation: the bodies then turn at "
+        "--spin and the case is in seconds",
+    )  # fmt: skip
+    grid.add_argument(
+        "--spin", type=_list_of(arguments.positive_float), metavar="REV_PER_S,...",
+        help="with --rate: initial spin |ω|/2π of the bodies in revolutions per second "
+        f"({settings.DEFAULT_SPIN:g})",
     )  # fmt: skip
     grid.add_argument(
         "--rotations", type=_list_of(arguments.rotations_count), metavar="R,...",
@@ -124,6 +135,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     parser = getattr(args, "sweep_parser", parser)
     if args.retries < 0:
         parser.error(f"--retries: expected an integer >= 0, got {args.retries}")
+    if args.spin is not None and args.rate is None:
+        parser.error("--spin: expected only with --rate (it sets the time scale of a rate)")
     if args.out.exists() and not args.out.is_dir():
         parser.error(f"--out: expected a folder, got the file {args.out}")
     try:
@@ -131,7 +144,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             args.out, args.methods, args.min_j, args.median_j, args.energy,
             args.steps_per_rotation, args.rotations,
             None if args.inv_inertia is None else np.array(args.inv_inertia),
-            scheduler=args.scheduler, workers=args.workers, task_size=args.task_size,
+            rate=args.rate, spin=args.spin, scheduler=args.scheduler, workers=args.workers,
+            task_size=args.task_size,
             retries=args.retries, progress=not args.quiet,
         )  # fmt: skip
     except KeyboardInterrupt:

@@ -152,6 +152,8 @@ def run_sweep(
     rotations: ArrayLike | None = None,
     inv_inertia: ArrayLike | None = None,
     *,
+    rate: ArrayLike | None = None,
+    spin: ArrayLike | None = None,
     client: Any = None,
     scheduler: str | None = None,
     workers: int | None = None,
@@ -172,8 +174,10 @@ def run_sweep(
     ----------
     out : str or Path
         Dataset folder (created if missing).
-    methods, min_j, median_j, energy, steps_per_rotation, rotations, inv_inertia
-        Grid values, as in :func:`tumble.sweep.grid.build_grid`.
+    methods, min_j, median_j, energy, steps_per_rotation, rotations, inv_inertia, rate, spin
+        Grid values, as in :func:`tumble.sweep.grid.build_grid` (``rate`` and ``spin``,
+        step rates in Hz and spins in revolutions per second, instead of
+        ``steps_per_rotation``).
     client : distributed.Client, optional
         Run on this client's cluster (left open).
     scheduler : str, optional
@@ -216,7 +220,7 @@ def run_sweep(
             f"scheduler: expected an address like tcp://HOST:PORT, got {type(scheduler).__name__}"
         )
     cases = grid.build_grid(
-        methods, min_j, median_j, energy, steps_per_rotation, rotations, inv_inertia
+        methods, min_j, median_j, energy, steps_per_rotation, rotations, inv_inertia, rate, spin
     )
     size = as_int(task_size, "task_size", minimum=1)
     n_retries = as_int(retries, "retries", minimum=0)

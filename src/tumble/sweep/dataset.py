@@ -170,6 +170,8 @@ def _row_case_id(row: dict[str, Any]) -> str:
         row["energy"],
         row["steps_per_rotation"],
         row["rotations"],
+        row["rate"],
+        row["spin"],
     )
     return case.case_id
 

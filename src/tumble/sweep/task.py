@@ -15,6 +15,9 @@ Scores (columns of the dataset, ``docs/sweep.md`` lists the whole schema):
 * ``flip_time``, ``flip_time_exact``, ``flip_time_error``: the first Dzhanibekov flip of
   the method (:func:`tumble.diagnostics.first_flip_time`), of the exact motion, and
   ``flip_time / flip_time_exact - 1``;
+* ``flips``, ``flip_period``, ``flip_period_error``: the flips the method completes in the
+  whole run, its time between flips (below) and ``flip_period / (T/2) - 1`` against the
+  exact motion's ``T/2 = flip_time_exact``;
 * ``ns_per_step``: wall time per body-step of the batch's stepping (best of two
   ``simulate`` calls recording only the ends, one thread);
 * ``diverged_at``: time of the first non-finite record, ``nan`` if none (the other scores
@@ -25,6 +28,20 @@ smallest and largest inverse moments, see :meth:`tumble.sweep.grid.SweepCase.bui
 the exact motion first flips at ``T/2`` with ``T`` from :func:`tumble.exact.body_period`.
 It never flips (``inf``) on the separatrix, where ``T`` is infinite, and when the exact
 amplitude of ``L_b,m/|L|`` is below the detector's band (a steady spin, a spherical body).
+
+**The flip period.** The exact motion crosses ``L_b,m = 0`` at ``0, T/2, T, ...``: it
+flips every ``T/2``. The method's ``k``-th crossing after the start, at ``t_k`` (each
+found by the detector of :func:`tumble.diagnostics.first_flip_time`), gives its mean time
+between flips ``t_k / k``; ``flip_period`` is that, or the time ``t_end - t_k`` since the
+last flip when it is longer: a run that stops flipping (a damped update settles into a
+steady spin) is scored by the flip it has not made, not by the flips it made before. For
+a method that keeps flipping, ``t_end - t_k`` is below one of its periods and
+``flip_period_error`` is the time it has lost or gained by its last flip, per flip.
+
+``flip_period_error`` is ``+inf`` when the method never flips in a run in which the exact
+motion does (every engine update without a gyroscopic term: its ``L_b`` stays put), and
+when the run blows up (whatever it did before); ``-1`` when it flips though the exact
+motion never does; ``nan`` when neither flips.
 """
 
 from __future__ import annotations
@@ -57,13 +74,17 @@ SCORE_COLUMNS = (
     "flip_time",
     "flip_time_exact",
     "flip_time_error",
+    "flips",
+    "flip_period",
+    "flip_period_error",
     "ns_per_step",
     "diverged_at",
 )
 """Score columns (module docstring)."""
 
-CASE_COLUMNS = ("j1", "j2", "j3", "dt", "steps", "period")
-"""The initial-value problem a case ran: inverse moments, time step, steps, period."""
+CASE_COLUMNS = ("j1", "j2", "j3", "inertia_ratio", "dt", "steps", "period")
+"""The initial-value problem a case ran: inverse moments, their ratio ``J_max / J_min``
+(``= I_max / I_min``), time step, steps, period."""
 
 COLUMNS = ("case_id", *grid.GRID_COLUMNS, *CASE_COLUMNS, *SCORE_COLUMNS)
 """Every column of a row, in order."""
@@ -88,6 +109,45 @@ def _exact_flip_time(q0: np.ndarray, omega0: np.ndarray, J: np.ndarray, band: fl
     return np.where(flips, 0.5 * T, math.inf)
 
 
+def _flips(
+    t: np.ndarray, L_body: np.ndarray, J: np.ndarray, band: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Flips completed in each run and the time of the last, shapes ``(b,)`` each.
+
+    The hysteresis of :func:`tumble.diagnostics.first_flip_time` along the whole run: with
+    ``x = L_b,m / |L_b(t0)|``, a flip completes at each record where ``|x| >= band`` on the
+    side opposite to the previous such record. The last flip's time is the detector's,
+    run on the records from the last one outside the band before that flip, the records
+    before it replaced by a momentum of the same norm along ``±e_m`` (the detector's
+    start: its band and its sign, outside the band).
+    """
+    n, nb = L_body.shape[:2]
+    cols = np.arange(nb)
+    mid = np.argsort(J, axis=-1, kind="stable")[:, 1]
+    norm0 = np.linalg.norm(L_body[0], axis=-1)
+    with np.errstate(all="ignore"):
+        x = L_body[:, cols, mid] / norm0
+        out = np.all(np.isfinite(L_body), axis=-1) & (np.abs(x) >= band)
+    side = np.where(out, np.sign(x), 0.0)
+    rec = np.arange(n)[:, None]
+    last_out = np.maximum.accumulate(np.where(out, rec, -1), axis=0)
+    before = np.vstack([np.full((1, nb), -1), last_out[:-1]])
+    side_before = np.where(before >= 0, side[np.maximum(before, 0), cols], 0.0)
+    done = out & (side_before * side < 0)
+    count = done.sum(axis=0)
+    last = np.full(nb, np.nan)
+    b = np.flatnonzero(count)
+    if b.size:
+        k = n - 1 - np.argmax(done[::-1][:, b], axis=0)
+        start = before[k, b]
+        L = L_body[np.maximum(rec, start), b]
+        lead = np.zeros((b.size, 3))
+        lead[np.arange(b.size), mid[b]] = side[start, b] * norm0[b]
+        L = np.where((rec < start)[..., None], lead, L)
+        last[b] = diagnostics.first_flip_time(t, L, J[b], band)
+    return count, last
+
+
 def _score_batch(method: str, cases: Sequence[scenarios.Case]) -> dict[str, np.ndarray]:
     """Run ``cases`` (equal ``dt`` and ``steps``) as one ``simulate`` call and score them."""
     dt, steps = cases[0].dt, cases[0].steps
@@ -106,8 +166,14 @@ def _score_batch(method: str, cases: Sequence[scenarios.Case]) -> dict[str, np.n
     scores = diagnostics.score(tr, J, attitude="end")
     flip = diagnostics.first_flip_time(tr.t, tr.L_body, J)
     flip_exact = _exact_flip_time(q, w, J, diagnostics.FLIP_BAND)
+    flips, last = _flips(tr.t, tr.L_body, J, diagnostics.FLIP_BAND)
     with np.errstate(invalid="ignore", divide="ignore"):
         flip_error = flip / flip_exact - 1.0
+        period = np.maximum(last / flips, tr.t[-1] - last)
+        period_error = period / flip_exact - 1.0
+    # No flip where the exact motion flips, or a blow-up: no flip period to speak of.
+    missed = (flips == 0) & (flip_exact <= tr.t[-1])
+    period_error[missed | np.isfinite(scores.diverged_at)] = math.inf
     return {
         "energy_error": scores.energy_error,
         "momentum_drift": scores.momentum_drift,
@@ -116,6 +182,9 @@ def _score_batch(method: str, cases: Sequence[scenarios.Case]) -> dict[str, np.n
         "flip_time": flip,
         "flip_time_exact": flip_exact,
         "flip_time_error": flip_error,
+        "flips": flips.astype(np.float64),
+        "flip_period": period,
+        "flip_period_error": period_error,
         "ns_per_step": np.full(nb, per_step * 1e9),
         "diverged_at": scores.diverged_at,
     }
@@ -161,6 +230,7 @@ def run_task(cases: Sequence[grid.SweepCase]) -> dict[str, list[Any]]:
                         "j1": float(case.inv_inertia[0]),
                         "j2": float(case.inv_inertia[1]),
                         "j3": float(case.inv_inertia[2]),
+                        "inertia_ratio": float(np.max(case.inv_inertia) / np.min(case.inv_inertia)),
                         "dt": case.dt,
                         "steps": case.steps,
                         "period": case.period,

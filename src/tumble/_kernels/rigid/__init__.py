@@ -11,6 +11,8 @@ Modules, one concern each (numba caches per source file):
 * :mod:`~tumble._kernels.rigid.steps`: the steps that hold the torque over the step;
 * :mod:`~tumble._kernels.rigid.flows`: the torque-free flows of the symmetric methods;
 * :mod:`~tumble._kernels.rigid.rk4`: classical Runge-Kutta 4;
+* :mod:`~tumble._kernels.rigid.engine_steps`: the public engines' updates, from the pieces in
+  :mod:`~tumble._kernels.rigid.engine_parts`;
 * :mod:`~tumble._kernels.rigid.table`: the kernel table each of those registers in, and the
   :class:`~tumble._kernels.rigid.table.Tag` that makes a method a compile-time value;
 * :mod:`~tumble._kernels.rigid.compose`: one step of a method (``step_of``): where the
@@ -21,4 +23,4 @@ Importing this package registers every kernel; ``tumble.rigid`` imports it on it
 ``step`` or ``simulate``.
 """
 
-from tumble._kernels.rigid import flows, rk4, steps  # noqa: F401  (they register kernels)
+from tumble._kernels.rigid import engine_steps, flows, rk4, steps  # noqa: F401  (they register kernels)

@@ -115,10 +115,16 @@ def load3(a, b):
 def record(r, b, q, L, J, q_out, w_out, Lw_out, Lb_out, E_out):
     """Write record ``r`` of body ``b``: ``q``, world ``omega`` and ``L``, ``L_b``, energy.
 
-    Returns 1 if the record is not finite (its ``q``, ``omega`` or energy), else 0.
+    Returns 1 if the record is not finite (its ``q``, ``omega`` or energy), else 0; a
+    quaternion whose ``|q|²`` is zero or subnormal (a blow-up normalised to nothing) is
+    recorded as NaN.
     Compiled once, shared by every loop: callers pass ``r`` as an ``int64`` (a literal
     index would compile a specialisation of its own).
     """
+    if not q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] >= 2.2250738585072014e-308:
+        # A blow-up whose overflowed components normalised to 0 (or below the normal
+        # range): no rotation, recorded as the divergence it is.
+        q = (math.nan, math.nan, math.nan, math.nan)
     w = mul(J, L)
     ww = qrotate(q, w)
     Lw = qrotate(q, L)

@@ -240,6 +240,26 @@ def q_to_mat(q):
 
 
 @inner
+def mat_vec(P, v):
+    """``P v`` for a row-major 3x3 ``P`` (a 9-tuple)."""
+    return (
+        P[0] * v[0] + P[1] * v[1] + P[2] * v[2],
+        P[3] * v[0] + P[4] * v[1] + P[5] * v[2],
+        P[6] * v[0] + P[7] * v[1] + P[8] * v[2],
+    )
+
+
+@inner
+def mat_t_vec(P, v):
+    """``Pᵀ v`` for a row-major 3x3 ``P`` (a 9-tuple)."""
+    return (
+        P[0] * v[0] + P[3] * v[1] + P[6] * v[2],
+        P[1] * v[0] + P[4] * v[1] + P[7] * v[2],
+        P[2] * v[0] + P[5] * v[1] + P[8] * v[2],
+    )
+
+
+@inner
 def widen4(a):
     """The first four entries of ``a`` as float64 (float32 input is evaluated in double)."""
     return (np.float64(a[0]), np.float64(a[1]), np.float64(a[2]), np.float64(a[3]))
