@@ -50,7 +50,8 @@ markers of ``docs/engines.md`` (the same text: the scenarios, the summary table,
 the figure, the attitude errors per scenario), every number of every method, scenario and
 rate to ``benchmarks/results/engines.csv``, and the figure
 ``docs/figures/engines-scorecard.png``. The full run takes a few minutes (one compiled loop
-per method and torque structure, then 22 methods x 6 scenarios x 3 rates).
+per method and torque structure, then 23 methods (the replicas, ``momentum_first`` and the
+fix methods) x 6 scenarios x 3 rates).
 
 Usage: ``tumble bench engines [--methods a,b] [--scenarios a,b] [--rates 30,60]
 [--seconds S | --quick] [--no-timing] [--no-write] [--out DIR]``. ``--quick`` runs
@@ -91,7 +92,6 @@ from tumble import bodies, diagnostics, engines, exact, rigid, scenarios, torque
 RATES = (30, 60, 240)
 SECONDS = 60.0
 QUICK_SECONDS = 10.0
-#: The rate of the summary's first number in each cell (the second is the worst rate).
 TIMING_RUNS = 3
 RESULTS = ROOT / "benchmarks" / "results" / "engines.csv"
 FIGURE = ROOT / "docs" / "figures" / "engines-scorecard.png"
@@ -101,22 +101,16 @@ REFERENCE_METHOD = "momentum_first"
 # rows
 
 
-REFERENCE_ROW = Row(
-    REFERENCE_METHOD, "tumble", "momentum-first (the fix)", False, "-", REFERENCE_METHOD
-)
+REFERENCE_ROW = Row(REFERENCE_METHOD, "tumble", False, "-", REFERENCE_METHOD)
 
 
 def engine_rows() -> list[Row]:
     """The replicas of :data:`tumble.engines.ENGINES` in order, then the reference row."""
     rows = [
-        Row(r.name, r.engine, r.variant, bool(r.default), r.fix, r.fix_method)
+        Row(r.name, r.engine, bool(r.default), r.fix, r.fix_method)
         for r in engines.ENGINES.values()
     ]
     return [*rows, REFERENCE_ROW]
-
-
-# --------------------------------------------------------------------------------------
-# scenarios
 
 
 # --------------------------------------------------------------------------------------
@@ -488,7 +482,8 @@ def section(
 the records for the source lines), and tumble's `{REFERENCE_METHOD}`, run each scenario at
 {", ".join(map(str, rates))} Hz for {seconds:g} simulated seconds (a record every step),
 scored against the exact motion (`tumble.exact`) or, for the heavy top, the tight ODE solve
-(`tumble.torques.reference`). Float64, no damping, the engines' own substeps and clamps.
+(`tumble.torques.reference`). Float64, no damping, the engines' own substeps and the clamps
+inside their rotation updates.
 
 {scenario_table(keys, results)}
 
@@ -589,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
         for m in _list(args.methods, "methods", parser):
             if m not in rigid.METHODS:
                 parser.error(f"--methods: expected names from tumble.rigid.METHODS, got {m!r}")
-            rows.append(known.get(m, Row(m, "-", "-", False, "-", m)))
+            rows.append(known.get(m, Row(m, "-", False, "-", m)))
     keys = _list(args.scenarios, "scenarios", parser)
     for k in keys:
         if k not in bodies.KEYS:

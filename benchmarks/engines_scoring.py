@@ -22,7 +22,6 @@ class Row:
 
     name: str
     engine: str
-    variant: str
     default: bool
     fix: str
     fix_method: str

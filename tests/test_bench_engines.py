@@ -155,7 +155,7 @@ def test_verdicts_follow_the_rules(bench, scoring):
 
 
 def test_check_complete_names_a_missing_case(bench):
-    rows = [bench.Row("m", "e", "v", False, "-", "fix")]
+    rows = [bench.Row("m", "e", False, "-", "fix")]
     results = [_result(bench), _result(bench, method="fix")]
     bench.check_complete(rows, results, ["t-handle"], [60])
     with pytest.raises(RuntimeError, match="racket"):

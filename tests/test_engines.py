@@ -63,9 +63,10 @@ def test_the_thresholds_of_tiny_rotations_are_the_engines() -> None:
         np.testing.assert_allclose(q1, STEPS[name](q, w, J, np.zeros(3), 1 / 60)[0], atol=1e-15)
 
 
-def test_the_same_formula_in_four_engines_differs_only_where_it_runs() -> None:
-    """Jolt, PhysX, Avian and Rapier share ``L' = L - h ω × L`` rescaled to ``|L|``; Bullet's
-    world and body Newton steps are one map (rotation covariance)."""
+def test_jolt_and_physx_share_a_step_and_bullets_two_frames_are_one_map() -> None:
+    """Jolt and PhysX take the same ``L' = L - h ω × L`` rescaled to ``|L|`` (Avian and
+    Rapier take it per sub-step, checked by their hand-worked steps), in another order with
+    the torque; Bullet's world and body Newton steps are one map (rotation covariance)."""
     zero = np.zeros(3)
     for q, w, J, tau in _states(11, 5, 2.0):
         jolt = rigid.step(q, w, J, 0.02, "jolt_gyroscopic", torque=zero)
@@ -108,7 +109,6 @@ def test_each_replica_has_its_recorded_order(name: str) -> None:
         assert np.all(np.abs(slopes) < 0.05), slopes
     else:
         assert np.all(np.abs(slopes - order) < 0.1), (e, slopes)
-    assert rigid.ORDERS[name] == order
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -154,6 +154,13 @@ def test_records_are_complete_and_point_at_real_methods() -> None:
     # Each engine has one default setting.
     for engine, names in engines.BY_ENGINE.items():
         assert sum(engines.ENGINES[n].default for n in names) == 1, engine
+
+
+def test_the_docs_hold_the_records_rendered() -> None:
+    text = DOCS.read_text()
+    m = re.search(r"<!-- engine records:[^\n]*-->\n(.*?)<!-- end of engine records -->", text, re.S)
+    assert m is not None, "docs/engines.md lost its engine records markers"
+    assert m.group(1) == engines.render_records()
 
 
 def test_the_docs_cite_every_source_and_commit() -> None:

@@ -75,9 +75,10 @@ class Spin:
         w = np.array(as_float_array(self.omega0, "omega0", (3,)), dtype=np.float64)
         if w.shape != (3,):
             raise InputError(f"omega0: expected one angular velocity, got shape {w.shape}")
-        object.__setattr__(self, "inv_inertia", J)
-        object.__setattr__(self, "q0", q)
-        object.__setattr__(self, "omega0", w)
+        # Read-only: spin() hands out one shared instance per key.
+        for name, value in (("inv_inertia", J), ("q0", q), ("omega0", w)):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
         if (self.torque is None) != (self.kind != "forced"):
             raise InputError(
                 f"torque: expected a torque model exactly when kind is 'forced', got "

@@ -22,17 +22,25 @@ This module is data: it imports no numba. The compiled updates are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 from tumble._errors import InputError
 from tumble._validate import describe
 
-__all__ = ["BY_ENGINE", "ENGINES", "Replica"]
+__all__ = ["BY_ENGINE", "ENGINES", "Replica", "render_records"]
 
 #: The fix of most engines: the article's momentum-first step (world ``L`` fixed, attitude
 #: ``Q(J'L dt) Q(Omega dt)``), a drop-in of the same cost class.
 _MOMENTUM_FIRST = "momentum-first's step in place of the gyroscopic update"
 _ADD_MOMENTUM_FIRST = "add a gyroscopic update: momentum-first's step"
+
+
+_TEXT_FIELDS = (
+    "name", "engine", "variant", "repository", "commit", "version", "omega", "attitude",
+    "inertia", "options", "fix", "fix_method", "props", "description", "torque",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -92,8 +100,7 @@ class Replica:
 
     def __post_init__(self) -> None:
         # A record is data that the registry and the scorecard trust: checked as it is made.
-        text = [f.name for f in fields(self) if f.type == "str"]
-        for name in text:
+        for name in _TEXT_FIELDS:
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise InputError(f"{name}: expected a non-empty str, got {describe(value)}")
@@ -205,7 +212,8 @@ _BEPU_ROTATION = (
 )
 _BEPU_OPTIONS = (
     "AngularIntegrationMode; AllowSubstepsForUnconstrainedBodies = false (the "
-    "demos); no damping in the callback"
+    "demos); no damping in the callback; not modelled: the fall-back to the callback's "
+    "omega when the correction is not finite (a blow-up)"
 )
 
 _PHYSX = dict(
@@ -230,13 +238,19 @@ _PHYSX_OPTIONS = (
 )
 
 _AVIAN = dict(engine="Avian", repository="avianphysics/avian")
-_AVIAN_OPTIONS = "SubstepCount = 6 (default); AngularDamping 0 (default); automatic gyroscopic"
+_AVIAN_OPTIONS = (
+    "SubstepCount = 6 (default); AngularDamping 0 (default); automatic gyroscopic; not "
+    "modelled: skipping a non-finite velocity increment (a blow-up)"
+)
 
 _MUJOCO = dict(
     engine="MuJoCo",
     repository="google-deepmind/mujoco",
     commit="a7255075b003506ff5f34b512d88e02df12a73c6",
-    version="3.12 source; 4.0.0 package (RK4)",
+    version=(
+        "3.12 (the source read); checked against the 4.0.0 package, whose RK4 changed "
+        "(commit 9a7f240f0)"
+    ),
 )
 _MUJOCO_SOURCES = (
     "src/engine/engine_core_smooth.c: mj_rne (2328-2390)",
@@ -471,11 +485,42 @@ def _replicas() -> tuple[Replica, ...]:
     )  # fmt: skip
 
 
-ENGINES: dict[str, Replica] = {r.name: r for r in _replicas()}
-"""Each replica's record, by method name, in registry order."""
+ENGINES: Mapping[str, Replica] = MappingProxyType({r.name: r for r in _replicas()})
+"""Each replica's record, by method name, in registry order (read-only)."""
 
-BY_ENGINE: dict[str, tuple[str, ...]] = {}
+
+def _by_engine() -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for r in ENGINES.values():
+        out[r.engine] = (*out.get(r.engine, ()), r.name)
+    return out
+
+
+BY_ENGINE: Mapping[str, tuple[str, ...]] = MappingProxyType(_by_engine())
 """The replicas of each engine (display name -> method names), in registry order."""
-for _r in ENGINES.values():
-    BY_ENGINE[_r.engine] = (*BY_ENGINE.get(_r.engine, ()), _r.name)
-del _r
+
+
+def render_records() -> str:
+    """``docs/engines.md``'s section of the records (checked by ``tests/test_engines.py``):
+    per engine, each replica's setting, version and commit, what its step does to ``omega``,
+    the attitude and the inertia, the options it models, its sources and its smallest fix."""
+    lines = []
+    for engine, names in BY_ENGINE.items():
+        lines += [f"### {engine}", "", f"Repository `{ENGINES[names[0]].repository}`.", ""]
+        for name in names:
+            r = ENGINES[name]
+            sources = "; ".join(
+                f"`{path}`: {where}" for path, where in (x.split(": ", 1) for x in r.sources)
+            )
+            lines += [
+                f"- `{name}`: {r.variant}{' (the default)' if r.default else ''}; "
+                f"{r.version}, read at `{r.commit}`.",
+                f"  - omega: {r.omega}.",
+                f"  - attitude: {r.attitude}.",
+                f"  - inertia: {r.inertia}.",
+                f"  - options modelled: {r.options}.",
+                f"  - sources: {sources}.",
+                f"  - smallest fix: {r.fix} (measured with `{r.fix_method}`).",
+            ]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

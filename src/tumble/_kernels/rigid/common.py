@@ -101,6 +101,19 @@ def j_prime(w, L, J):
     return energy_factor(L, J)
 
 
+@inner
+def jolt_momentum(L, J, h):
+    """Jolt's ``ApplyGyroscopicForceInternal`` (also PhysX's ``copyToSolverBodyData``, Avian
+    from PR 738, Rapier's ``gyroscopic_corrected_angvel``): ``L' = L - h (J L) × L``,
+    rescaled to ``|L|``. ``|L'| = 0`` happens only at ``L = 0`` (``L' ⟂ (J L) × L``): Jolt,
+    PhysX and Avian then set 0 and Rapier keeps ``L``, the same value."""
+    Lp = axpy(L, -h, cross(mul(J, L), L))
+    n2 = dot(Lp, Lp)
+    if n2 > 0.0:
+        return scale(Lp, math.sqrt(dot(L, L) / n2))
+    return (0.0, 0.0, 0.0)
+
+
 @inner(forceinline=True)
 def load4(a, b):
     return (float(a[b, 0]), float(a[b, 1]), float(a[b, 2]), float(a[b, 3]))

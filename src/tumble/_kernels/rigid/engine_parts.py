@@ -7,9 +7,11 @@ Q(omega_b h)`` with ``omega_b = R0ᵀ omega_w``, the same quaternion to round-of
 functions below take the body form. Each docstring names the engine code it stands for;
 :mod:`tumble.engines` gives the files, functions, lines and commits.
 
-Gyroscopic updates map body angular velocity ``w`` (or momentum ``L = I w``) at the
-step's start to the new one, in the same body components. Attitude updates map ``q`` and
-the new body angular velocity to ``q1``. All work on tuples of float64.
+Attitude updates map ``q`` and the new body angular velocity to ``q1`` (the exact one is
+:func:`tumble._kernels.rigid.common.advance_attitude`); the gyroscopic updates the engines
+share with tumble's own methods are :func:`tumble._kernels.rigid.common.jolt_momentum`
+(Jolt's) and :func:`tumble._kernels.rigid.steps.newton_body` (Catto's), the others are
+here. All work on tuples of float64.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from __future__ import annotations
 import math
 
 from tumble._kernels import inner
-from tumble._kernels.rigid.common import axpy, mul, scale
-from tumble._kernels.rigid.steps import catto_jacobian, catto_residual, solve3
+from tumble._kernels.rigid.common import scale
+from tumble._kernels.rigid.steps import solve3
 from tumble._kernels.rotation import (
     cross,
     dot,
@@ -26,18 +28,10 @@ from tumble._kernels.rotation import (
     q_to_mat,
     qmul,
     qnormalize,
-    rotvec_to_q,
 )
 
 # ---------------------------------------------------------------------------------------
 # Attitude updates: q1 from q0 and the new angular velocity w (body components at R0).
-
-
-@inner
-def rotate_exact(q, w, h):
-    """``q0 ⊗ Q(w h)``, normalised after the product (Jolt, PhysX, Bepu, Avian from v0.2,
-    Godot's axis-angle on its basis)."""
-    return qnormalize(qmul(q, rotvec_to_q(scale(w, h))))
 
 
 @inner
@@ -89,30 +83,8 @@ def rotate_mujoco(q, w, h):
 
 
 @inner
-def jolt_momentum(L, J, h):
-    """Jolt's ``ApplyGyroscopicForceInternal`` (also PhysX's ``copyToSolverBodyData``, Avian
-    from PR 738, Rapier's ``gyroscopic_corrected_angvel``): ``L' = L - h (J L) × L``,
-    rescaled to ``|L|``. ``|L'| = 0`` happens only at ``L = 0`` (``L' ⟂ (J L) × L``): Jolt,
-    PhysX and Avian then set 0 and Rapier keeps ``L``, the same value."""
-    Lp = axpy(L, -h, cross(mul(J, L), L))
-    n2 = dot(Lp, Lp)
-    if n2 > 0.0:
-        return scale(Lp, math.sqrt(dot(L, L) / n2))
-    return (0.0, 0.0, 0.0)
-
-
-@inner
-def newton_body(w, I, h):
-    """One Newton step of body-frame implicit Euler from ``w``, Catto's (Bullet's
-    ``computeGyroscopicImpulseImplicit_Body``, Avian's PR 420): ``f = h w × (I w)``,
-    ``Df = I + h ([w]× I - [I w]×)``, ``w1 = w - Df⁻¹ f``."""
-    f = catto_residual(w, w, I, h)
-    dw = solve3(catto_jacobian(w, I, h), f)
-    return (w[0] - dw[0], w[1] - dw[1], w[2] - dw[2])
-
-
-@inner
 def transposed(m):
+    """``mᵀ`` for a row-major 3x3 9-tuple (Bepu applies its matrices to row vectors)."""
     return (m[0], m[3], m[6], m[1], m[4], m[7], m[2], m[5], m[8])
 
 

@@ -18,21 +18,35 @@ from __future__ import annotations
 import math
 
 from tumble._kernels import inner
-from tumble._kernels.rigid.common import add, axpy, mul, scale, to_body
-from tumble._kernels.rigid.engine_parts import (
+from tumble._kernels.rigid.common import (
+    add,
+    advance_attitude,
+    axpy,
     jolt_momentum,
-    newton_body,
+    mul,
+    scale,
+    to_body,
+)
+from tumble._kernels.rigid.engine_parts import (
     newton_world,
     ode_linearised,
     rotate_bullet,
-    rotate_exact,
     rotate_first_order,
     rotate_mujoco,
     transposed,
 )
-from tumble._kernels.rigid.steps import catto_jacobian, solve3
+from tumble._kernels.rigid.steps import catto_jacobian, newton_body, solve3
 from tumble._kernels.rigid.table import held, staged
-from tumble._kernels.rotation import cross, dot, qmul, qnormalize, qrotate, rotvec_to_q
+from tumble._kernels.rotation import (
+    cross,
+    dot,
+    mat_vec,
+    qmul,
+    qnormalize,
+    qrotate,
+    rotvec_to_q,
+    so3_jacobian_inverse,
+)
 from tumble._kernels.torques import body_torque
 
 # --- Jolt -------------------------------------------------------------------------------
@@ -43,7 +57,7 @@ def _rotate_jolt(q, w, h):
     """``Body::AddRotationStep(ω h)``: no turn at all when ``|ω h| <= 1e-6``."""
     if abs(h) * math.sqrt(dot(w, w)) <= 1e-6:
         return q
-    return rotate_exact(q, w, h)
+    return advance_attitude(q, w, h)
 
 
 @held("jolt_gyroscopic")
@@ -76,7 +90,7 @@ def _rotate_physx(q, w, h):
     n = math.sqrt(n2)
     if n > 1e7:
         w = scale(w, 1e7 / n)
-    return rotate_exact(q, w, h)
+    return advance_attitude(q, w, h)
 
 
 @held("physx_gyroscopic")
@@ -180,7 +194,7 @@ def _bepu_pose(q, L, J, tb, h):
     w = mul(J, La)
     if math.sqrt(dot(w, w)) <= 1e-15:
         return q, La
-    return rotate_exact(q, w, h), La
+    return advance_attitude(q, w, h), La
 
 
 @held("bepu_nonconserving")
@@ -250,7 +264,7 @@ def step_avian_implicit(q, L, J, I, tb, h):
         wb = to_body(q, w)
         wb1 = axpy(newton_body(wb, I, hs), hs, mul(J, to_body(q, tw)))
         w = qrotate(q, wb1)
-        q = rotate_exact(q, wb1, hs)
+        q = advance_attitude(q, wb1, hs)
     return q, mul(I, to_body(q, w))
 
 
@@ -310,16 +324,10 @@ def _mujoco_slope(q, w, J, I, model, b, t):
 
 @inner
 def _dexp_inverse(theta, w):
-    """``dexp⁻¹(θ) ω = ω + ½ θ × ω + c θ × (θ × ω)``, ``c = 1/t² - (1 + cos t)/(2 t sin t)``,
-    ``t = |θ|`` (``1/12 + t²/720 + t⁴/30240`` below ``t = 1e-3``): the body rate whose
-    exponential's derivative is ``ω`` at ``exp(θ)``."""
-    t = math.sqrt(dot(theta, theta))
-    if t < 1e-3:
-        c = 1.0 / 12.0 + t * t * (1.0 / 720.0 + t * t / 30240.0)
-    else:
-        c = 1.0 / (t * t) - (1.0 + math.cos(t)) / (2.0 * t * math.sin(t))
-    tw = cross(theta, w)
-    return add(axpy(w, 0.5, tw), scale(cross(theta, tw), c))
+    """``dexp⁻¹(θ) ω = J_r⁻¹(θ) ω = ω + ½ θ × ω + c θ × (θ × ω)``, ``c = 1/t² - (1 + cos
+    t)/(2 t sin t)`` (:func:`tumble._kernels.rotation.so3_jacobian_inverse`): the body rate
+    whose exponential's derivative is ``ω`` at ``exp(θ)``."""
+    return mat_vec(so3_jacobian_inverse(theta, 1.0), w)
 
 
 @staged("mujoco_rk4")
@@ -389,4 +397,4 @@ def step_godot(q, L, J, I, tb, h):
     w = mul(J, L1)
     if math.sqrt(dot(w, w)) < 1e-5:
         return q, L1
-    return rotate_exact(q, w, h), L1
+    return advance_attitude(q, w, h), L1

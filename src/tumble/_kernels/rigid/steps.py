@@ -13,8 +13,6 @@ Each is registered under its method's name (:func:`tumble._kernels.rigid.table.h
 
 from __future__ import annotations
 
-import math
-
 from tumble._kernels import inner
 from tumble._kernels.kinematics import magnus_omega
 from tumble._kernels.rigid.common import (
@@ -23,6 +21,7 @@ from tumble._kernels.rigid.common import (
     axpy,
     energy_factor,
     j_prime,
+    jolt_momentum,
     mul,
     scale,
     to_body,
@@ -32,7 +31,6 @@ from tumble._kernels.rigid.table import held
 from tumble._kernels.rotation import (
     cayley_rotate,
     cross,
-    dot,
     qconj,
     qmul,
     qnormalize,
@@ -72,10 +70,7 @@ def step_jolt(q, L, J, I, tb, h):
     ``omega <- R0 J L' + h J_w tau`` (Jolt applies the torque after the gyroscopic update),
     ``R1 = Q(omega h) R0``.
     """
-    Lp = axpy(L, -h, cross(mul(J, L), L))
-    n2 = dot(Lp, Lp)
-    Lp = scale(Lp, math.sqrt(dot(L, L) / n2)) if n2 > 0.0 else (0.0, 0.0, 0.0)
-    L1 = axpy(Lp, h, tb)
+    L1 = axpy(jolt_momentum(L, J, h), h, tb)
     return advance_attitude(q, mul(J, L1), h), L1
 
 
@@ -192,6 +187,16 @@ def solve3(m, b):
     return (x0, x1, x2)
 
 
+@inner
+def newton_body(w, I, h):
+    """One Newton step of body-frame implicit Euler from ``w``, Catto's (Bullet's
+    ``computeGyroscopicImpulseImplicit_Body``, Avian's PR 420): ``f = h w × (I w)``,
+    ``Df = I + h ([w]× I - [I w]×)``, ``w1 = w - Df⁻¹ f``."""
+    f = catto_residual(w, w, I, h)
+    dw = solve3(catto_jacobian(w, I, h), f)
+    return (w[0] - dw[0], w[1] - dw[1], w[2] - dw[2])
+
+
 @held("implicit")
 @inner
 def step_implicit(q, L, J, I, tb, h):
@@ -200,11 +205,7 @@ def step_implicit(q, L, J, I, tb, h):
     ``w2 = w1 - Jac(w1)⁻¹ f(w1)`` with ``f(w1) = h w1 × (I w1)``; then the torque impulse
     ``h J_w tau`` and ``R1 = Q(omega1 h) R0``. Needs ``I = J⁻¹`` (no zero inverse moment).
     """
-    w1 = mul(J, L)
-    f = catto_residual(w1, w1, I, h)
-    dw = solve3(catto_jacobian(w1, I, h), f)
-    w2 = (w1[0] - dw[0], w1[1] - dw[1], w1[2] - dw[2])
-    L1 = axpy(mul(I, w2), h, tb)
+    L1 = axpy(mul(I, newton_body(mul(J, L), I, h)), h, tb)
     return advance_attitude(q, mul(J, L1), h), L1
 
 
