@@ -290,14 +290,21 @@ def step_avian_jolt(q, L, J, I, tb, h):
 # --- MuJoCo (free joint) ----------------------------------------------------------------
 
 
+@inner
+def _mujoco_force(w, I, tb):
+    """The rotational rows of MuJoCo's ``qfrc_smooth - qfrc_bias`` for a free joint:
+    ``τ_b - ω_b × I ω_b`` (the RNE bias force, explicit)."""
+    g = cross(w, mul(I, w))
+    return (tb[0] - g[0], tb[1] - g[1], tb[2] - g[2])
+
+
 @held("mujoco_euler")
 @inner
 def step_mujoco_euler(q, L, J, I, tb, h):
     """``mj_Euler``: ``ω_b1 = ω_b0 + h J (τ_b - ω_b0 × I ω_b0)``, then ``q1 = normalize(q0)
     ⊗ Q(ω_b1 h)`` (semi-implicit Euler, body frame)."""
     w = mul(J, L)
-    g = cross(w, mul(I, w))
-    w1 = axpy(w, h, mul(J, (tb[0] - g[0], tb[1] - g[1], tb[2] - g[2])))
+    w1 = axpy(w, h, mul(J, _mujoco_force(w, I, tb)))
     return rotate_mujoco(q, w1, h), mul(I, w1)
 
 
@@ -307,8 +314,7 @@ def step_mujoco_implicit(q, L, J, I, tb, h):
     """``mj_implicit`` (and ``implicitfast`` for a free body since 3.11): ``ω_b1 = ω_b0 + h
     (I + h ([ω]× I - [I ω]×))⁻¹ (τ_b - ω × I ω)``, then MuJoCo's rotation."""
     w = mul(J, L)
-    g = cross(w, mul(I, w))
-    a = solve3(catto_jacobian(w, I, h), (tb[0] - g[0], tb[1] - g[1], tb[2] - g[2]))
+    a = solve3(catto_jacobian(w, I, h), _mujoco_force(w, I, tb))
     w1 = axpy(w, h, a)
     return rotate_mujoco(q, w1, h), mul(I, w1)
 
@@ -318,8 +324,7 @@ def _mujoco_slope(q, w, J, I, model, b, t):
     """``qacc`` at a stage state: the model's body torque there, minus the bias force."""
     kinds, P, fn = model
     tb = body_torque(kinds, P, fn, b, t, qnormalize(q), mul(I, w), J, I)
-    g = cross(w, mul(I, w))
-    return mul(J, (tb[0] - g[0], tb[1] - g[1], tb[2] - g[2]))
+    return mul(J, _mujoco_force(w, I, tb))
 
 
 @inner
